@@ -1,0 +1,110 @@
+# Spyre: emulated card (QEMU), driver, runtime and tests.
+# make          build everything (QEMU, kernel module, libspyre, tools, tests, guest)
+# make run      build, boot the guest, load the driver, run spyre-smi and a sample
+# make check    every test suite; the last line is "N passed, N failed"
+# make shell    an interactive guest shell with the card
+# SPYRE_CACHE (default ~/.cache/spyre) holds downloads, QEMU and kernels.
+
+B := build
+VERSION := 0.1.0
+SONAME := libspyre.so.0
+
+CC ?= cc
+PKG_CFLAGS := $(shell pkg-config --cflags libdrm libudev 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs libdrm libudev 2>/dev/null)
+WARN := -Wall -Wextra -Werror
+CFLAGS_COMMON := -std=c11 -D_DEFAULT_SOURCE -O2 -g $(WARN) -Iinclude -Ilibspyre/include $(PKG_CFLAGS)
+SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+LIB_SRCS := $(wildcard libspyre/*.c)
+LIB_HDRS := $(wildcard libspyre/*.h libspyre/include/spyre/*.h) include/spyre_regs.h \
+	include/uapi/drm/spyre_accel.h
+LIB_OBJS := $(LIB_SRCS:%.c=$(B)/obj/%.o)
+LIB_SAN_OBJS := $(LIB_SRCS:%.c=$(B)/obj-san/%.o)
+LIB := $(B)/lib/libspyre.so.$(VERSION)
+TOOLS := $(B)/bin/spyre-smi $(B)/bin/device_info
+HOST_TESTS := $(B)/tests/host/test_libspyre $(B)/tests/host/test_libspyre_san
+VM_TESTS := $(B)/tests/vm/test_query $(B)/tests/vm/run-vm-tests.sh $(B)/tests/vm/dmesg-check.sh
+TEST_HDRS := tests/lib/tap.h
+
+.PHONY: all setup qemu driver lib tools tests initramfs run check shell clean
+all: qemu driver lib tools tests initramfs
+
+setup:
+	scripts/setup.sh
+
+qemu: setup
+	scripts/build-qemu.sh
+
+driver: setup
+	scripts/build-driver.sh
+
+lib: $(LIB) $(B)/lib/pkgconfig/spyre.pc
+tools: $(TOOLS)
+tests: $(HOST_TESTS) $(VM_TESTS)
+
+$(B)/obj/%.o: %.c $(LIB_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -c $< -o $@
+
+$(B)/obj-san/%.o: %.c $(LIB_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $(SAN) -fvisibility=hidden -c $< -o $@
+
+$(LIB): $(LIB_OBJS) libspyre/libspyre.map
+	@mkdir -p $(@D)
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=libspyre/libspyre.map \
+		-Wl,--no-undefined -o $@ $(LIB_OBJS) $(PKG_LIBS)
+	ln -sf libspyre.so.$(VERSION) $(B)/lib/$(SONAME)
+	ln -sf $(SONAME) $(B)/lib/libspyre.so
+
+$(B)/lib/pkgconfig/spyre.pc: libspyre/spyre.pc.in
+	@mkdir -p $(@D)
+	sed -e 's|@PREFIX@|$(abspath $(B))|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+
+LINK_LIB = -L$(B)/lib -lspyre -Wl,-rpath,'$$ORIGIN/../lib'
+
+$(B)/bin/spyre-smi: libspyre/tools/spyre-smi.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $< -o $@ $(LINK_LIB)
+
+$(B)/bin/device_info: libspyre/examples/device_info.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $< -o $@ $(LINK_LIB)
+
+$(B)/tests/host/test_libspyre: tests/host/test_libspyre.c $(TEST_HDRS) $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) -Itests/lib -pthread $< -o $@ -L$(B)/lib -lspyre \
+		-Wl,-rpath,'$$ORIGIN/../../lib'
+
+# The same tests against the library built with ASan and UBSan.
+$(B)/tests/host/test_libspyre_san: tests/host/test_libspyre.c $(TEST_HDRS) $(LIB_SAN_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $(SAN) -Itests/lib -pthread $< $(LIB_SAN_OBJS) -o $@ $(PKG_LIBS)
+
+$(B)/tests/vm/test_query: tests/vm/test_query.c $(TEST_HDRS) $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) -Itests/lib $< -o $@ $(LINK_LIB)
+
+$(B)/tests/vm/%.sh: tests/vm/%.sh
+	@mkdir -p $(@D)
+	install -m 755 $< $@
+
+$(B)/initramfs.cpio.gz: driver lib tools tests scripts/build-initramfs.sh scripts/guest-init.sh
+	scripts/build-initramfs.sh $@ $(B)/initramfs $(B)
+
+initramfs: $(B)/initramfs.cpio.gz
+
+run: all
+	scripts/run-demo.sh
+
+check: all
+	scripts/check.sh
+
+shell: all
+	scripts/vm-run.sh --shell
+
+clean:
+	rm -rf $(B)
+	rm -f driver/*.o driver/*.ko driver/*.mod driver/*.mod.c driver/.*.cmd \
+		driver/modules.order Module.symvers modules.order .*.cmd

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Copyright 2026 The Spyre emulation project */
+
+#include <linux/interrupt.h>
+#include <linux/jiffies.h>
+
+#include <drm/drm_print.h>
+
+#include "spyre_hw.h"
+
+#define SPYRE_IRQ_SELFTEST_TIMEOUT_MS	1000
+
+/* Identify the card and read its capabilities; refuse what we do not know. */
+int spyre_hw_init(struct spyre_device *sdev)
+{
+	struct spyre_hw_info *info = &sdev->info;
+	u32 id = spyre_rd32(sdev, SPYRE_REG_ID);
+
+	if (id != SPYRE_ID_MAGIC) {
+		drm_err(&sdev->drm, "bad ID register 0x%08x\n", id);
+		return -ENODEV;
+	}
+	info->hw_version = spyre_rd32(sdev, SPYRE_REG_VERSION);
+	if ((info->hw_version >> SPYRE_VERSION_MAJOR_SHIFT) != SPYRE_HW_VERSION_MAJOR) {
+		drm_err(&sdev->drm, "unsupported interface version 0x%08x\n",
+			info->hw_version);
+		return -ENODEV;
+	}
+	info->num_cores = spyre_rd32(sdev, SPYRE_REG_NUM_CORES);
+	info->stick_bytes = spyre_rd32(sdev, SPYRE_REG_STICK_BYTES);
+	info->scratchpad_bytes = spyre_rd32(sdev, SPYRE_REG_SCRATCHPAD_BYTES);
+	info->num_vectors = spyre_rd32(sdev, SPYRE_REG_NUM_VECTORS);
+	info->mem_bytes = spyre_rd32(sdev, SPYRE_REG_MEM_SIZE_LO) |
+			  (u64)spyre_rd32(sdev, SPYRE_REG_MEM_SIZE_HI) << 32;
+	if (info->num_vectors < 1) {
+		drm_err(&sdev->drm, "card reports no interrupt vectors\n");
+		return -ENODEV;
+	}
+
+	/* Start from a quiet card: everything masked, nothing pending. */
+	spyre_wr32(sdev, SPYRE_REG_INT_MASK, SPYRE_INT_ALL);
+	spyre_wr32(sdev, SPYRE_REG_INT_STATUS, SPYRE_INT_ALL);
+	spyre_wr32(sdev, SPYRE_REG_ERR_STATUS, 0);
+	return 0;
+}
+
+static irqreturn_t spyre_irq_misc(int irq, void *arg)
+{
+	struct spyre_device *sdev = arg;
+	u32 status = spyre_rd32(sdev, SPYRE_REG_INT_STATUS);
+
+	if (!status)
+		return IRQ_NONE;
+	spyre_wr32(sdev, SPYRE_REG_INT_STATUS, status);
+
+	if (status & SPYRE_INT_GUEST_ERROR) {
+		drm_err_ratelimited(&sdev->drm,
+				     "card rejected a register access: error %u at 0x%x\n",
+				     spyre_rd32(sdev, SPYRE_REG_ERR_STATUS),
+				     spyre_rd32(sdev, SPYRE_REG_ERR_ADDR));
+		spyre_wr32(sdev, SPYRE_REG_ERR_STATUS, 0);
+	}
+	if (status & SPYRE_INT_SELFTEST)
+		complete(&sdev->irq_selftest_done);
+	return IRQ_HANDLED;
+}
+
+int spyre_hw_irq_init(struct spyre_device *sdev)
+{
+	struct pci_dev *pdev = sdev->pdev;
+	int nvec, ret;
+
+	nvec = min_t(u32, sdev->info.num_vectors, SPYRE_MSIX_VECTORS);
+	/* Freed by pcim when the device is released. */
+	ret = pci_alloc_irq_vectors(pdev, nvec, nvec, PCI_IRQ_MSIX);
+	if (ret < 0) {
+		drm_err(&sdev->drm, "cannot allocate %d MSI-X vectors: %d\n", nvec, ret);
+		return ret;
+	}
+	sdev->info.num_vectors = ret;
+
+	ret = devm_request_irq(&pdev->dev, pci_irq_vector(pdev, SPYRE_MSIX_VECTOR_MISC),
+			       spyre_irq_misc, 0, DRIVER_NAME, sdev);
+	if (ret) {
+		drm_err(&sdev->drm, "cannot request the misc interrupt: %d\n", ret);
+		return ret;
+	}
+	spyre_wr32(sdev, SPYRE_REG_INT_MASK, 0);
+	return 0;
+}
+
+/* Ask the card to raise its misc vector and wait for the handler to see it. */
+int spyre_hw_irq_selftest(struct spyre_device *sdev)
+{
+	unsigned long left;
+
+	reinit_completion(&sdev->irq_selftest_done);
+	spyre_wr32(sdev, SPYRE_REG_IRQ_TEST, SPYRE_MSIX_VECTOR_MISC);
+	left = wait_for_completion_timeout(&sdev->irq_selftest_done,
+					   msecs_to_jiffies(SPYRE_IRQ_SELFTEST_TIMEOUT_MS));
+	if (!left) {
+		drm_err(&sdev->drm, "interrupt self-test timed out (raised %u)\n",
+			spyre_rd32(sdev, SPYRE_REG_IRQ_TEST_COUNT));
+		return -EIO;
+	}
+	sdev->irq_selftest_passed = true;
+	return 0;
+}
+
+/* Leave the card quiet before the driver lets go of it. */
+void spyre_hw_fini(struct spyre_device *sdev)
+{
+	spyre_wr32(sdev, SPYRE_REG_INT_MASK, SPYRE_INT_ALL);
+	spyre_wr32(sdev, SPYRE_REG_INT_STATUS, SPYRE_INT_ALL);
+}

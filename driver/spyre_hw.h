@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Copyright 2026 The Spyre emulation project */
+
+#ifndef __SPYRE_HW_H__
+#define __SPYRE_HW_H__
+
+#include <linux/io.h>
+
+#include "spyre_drv.h"
+#include "spyre_regs.h"
+
+static inline u32 spyre_rd32(struct spyre_device *sdev, u32 reg)
+{
+	return readl(sdev->regs + reg);
+}
+
+static inline void spyre_wr32(struct spyre_device *sdev, u32 reg, u32 val)
+{
+	writel(val, sdev->regs + reg);
+}
+
+int spyre_hw_init(struct spyre_device *sdev);
+int spyre_hw_irq_init(struct spyre_device *sdev);
+int spyre_hw_irq_selftest(struct spyre_device *sdev);
+void spyre_hw_fini(struct spyre_device *sdev);
+
+#endif /* __SPYRE_HW_H__ */

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: MIT
+/* Opening cards and asking them what they are. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <xf86drm.h>
+
+#include "internal.h"
+#include "spyre_regs.h"
+#include "uapi/drm/spyre_accel.h"
+
+/* Wraps drmIoctl (which retries EINTR/EAGAIN) to return -errno. */
+static int spyre_ioctl(int fd, unsigned long request, void *arg)
+{
+	return drmIoctl(fd, request, arg) ? -errno : 0;
+}
+
+static spyre_status query_device_info(spyre_device *dev)
+{
+	struct drm_spyre_device_info info;
+	struct drm_spyre_query q;
+	spyre_device_properties *p = &dev->props;
+	int ret;
+
+	memset(&info, 0, sizeof(info));
+	memset(&q, 0, sizeof(q));
+	q.param = DRM_SPYRE_QUERY_DEVICE_INFO;
+	q.size = sizeof(info);
+	q.data = (uintptr_t)&info;
+	ret = spyre_ioctl(dev->fd, DRM_IOCTL_SPYRE_QUERY, &q);
+	if (ret)
+		return spyre_set_error(spyre_status_from_errno(-ret),
+				       "%s: device info query: %s", p->devnode, strerror(-ret));
+
+	p->vendor_id = info.vendor_id;
+	p->device_id = info.device_id;
+	p->revision = info.revision;
+	p->hw_version_major = info.hw_version >> SPYRE_VERSION_MAJOR_SHIFT;
+	p->hw_version_minor = info.hw_version & SPYRE_VERSION_MINOR_MASK;
+	p->num_cores = info.num_cores;
+	p->stick_bytes = info.stick_bytes;
+	p->scratchpad_bytes = info.scratchpad_bytes;
+	p->mem_bytes = info.mem_bytes;
+	p->num_irq_vectors = info.num_irq_vectors;
+	p->irq_selftest_passed = !!(info.flags & DRM_SPYRE_DEVICE_IRQ_SELFTEST_PASSED);
+	return SPYRE_SUCCESS;
+}
+
+static spyre_status check_driver(spyre_device *dev)
+{
+	drmVersionPtr ver = drmGetVersion(dev->fd);
+	spyre_device_properties *p = &dev->props;
+
+	if (!ver)
+		return spyre_set_error(SPYRE_ERROR_SYSTEM, "%s: cannot read the driver version: %s",
+				       p->devnode, strerror(errno));
+	snprintf(p->driver_name, sizeof(p->driver_name), "%.*s", ver->name_len, ver->name);
+	p->driver_version_major = ver->version_major;
+	p->driver_version_minor = ver->version_minor;
+	drmFreeVersion(ver);
+	if (strcmp(p->driver_name, "spyre"))
+		return spyre_set_error(SPYRE_ERROR_VERSION_MISMATCH,
+				       "%s is driven by \"%s\", not spyre", p->devnode,
+				       p->driver_name);
+	return SPYRE_SUCCESS;
+}
+
+static spyre_status open_entry(const struct spyre_device_entry *e, spyre_device **out)
+{
+	spyre_device *dev;
+	spyre_status st;
+
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY, "no memory for a device");
+	memcpy(dev->props.pci_address, e->pci_address, sizeof(e->pci_address));
+	memcpy(dev->props.devnode, e->devnode, sizeof(e->devnode));
+
+	dev->fd = open(e->devnode, O_RDWR | O_CLOEXEC);
+	if (dev->fd < 0) {
+		st = spyre_set_error(spyre_status_from_errno(errno), "open %s: %s",
+				     e->devnode, strerror(errno));
+		free(dev);
+		return st;
+	}
+	st = check_driver(dev);
+	if (st == SPYRE_SUCCESS)
+		st = query_device_info(dev);
+	if (st != SPYRE_SUCCESS) {
+		close(dev->fd);
+		free(dev);
+		return st;
+	}
+	*out = dev;
+	spyre_clear_error();
+	return SPYRE_SUCCESS;
+}
+
+SPYRE_EXPORT spyre_status spyre_device_count(int *count)
+{
+	struct spyre_device_entry entries[SPYRE_MAX_DEVICES];
+	int n;
+
+	if (!count)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "count is NULL");
+	n = spyre_discover(entries, SPYRE_MAX_DEVICES);
+	if (n < 0)
+		return (spyre_status)-n;
+	*count = n;
+	spyre_clear_error();
+	return SPYRE_SUCCESS;
+}
+
+SPYRE_EXPORT spyre_status spyre_device_open(int index, spyre_device **device)
+{
+	struct spyre_device_entry entries[SPYRE_MAX_DEVICES];
+	int n;
+
+	if (!device)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "device is NULL");
+	*device = NULL;
+	if (index < 0)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "negative index %d", index);
+	n = spyre_discover(entries, SPYRE_MAX_DEVICES);
+	if (n < 0)
+		return (spyre_status)-n;
+	if (index >= n)
+		return spyre_set_error(SPYRE_ERROR_NO_DEVICE, "device %d requested, %d present",
+				       index, n);
+	return open_entry(&entries[index], device);
+}
+
+SPYRE_EXPORT spyre_status spyre_device_open_pci(const char *pci_address, spyre_device **device)
+{
+	struct spyre_device_entry entries[SPYRE_MAX_DEVICES];
+	char want[SPYRE_PCI_ADDRESS_LEN];
+	int i, n;
+
+	if (!device)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "device is NULL");
+	*device = NULL;
+	if (spyre_pci_address_normalize(pci_address, want))
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+				       "malformed PCI address \"%s\"",
+				       pci_address ? pci_address : "(null)");
+	n = spyre_discover(entries, SPYRE_MAX_DEVICES);
+	if (n < 0)
+		return (spyre_status)-n;
+	for (i = 0; i < n; i++)
+		if (!strcmp(entries[i].pci_address, want))
+			return open_entry(&entries[i], device);
+	return spyre_set_error(SPYRE_ERROR_NO_DEVICE, "no Spyre card at %s", want);
+}
+
+SPYRE_EXPORT spyre_status spyre_device_get_properties(spyre_device *device,
+						      spyre_device_properties *props)
+{
+	if (!device || !props)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "%s is NULL",
+				       device ? "props" : "device");
+	*props = device->props;
+	spyre_clear_error();
+	return SPYRE_SUCCESS;
+}
+
+SPYRE_EXPORT spyre_status spyre_device_close(spyre_device *device)
+{
+	if (device) {
+		close(device->fd);
+		free(device);
+	}
+	spyre_clear_error();
+	return SPYRE_SUCCESS;
+}

@@ -1,0 +1,60 @@
+#!/bin/bash
+# Build QEMU (x86_64-softmmu, q35 + TCG, minimal devices) with the Spyre card
+# from qemu-device/.  The tree and build live in the cache; the build
+# directory is keyed by the QEMU source version and the configure options, so
+# a second run only recompiles what qemu-device/ changed.
+set -euo pipefail
+# Debian's python3 and meson, whatever else is first on PATH.
+export PATH=/usr/bin:$PATH
+. "$(dirname "$0")/common.sh"
+
+[ -f "$QEMU_SRC/.done" ] || "$SPYRE_TOP/scripts/setup.sh"
+
+CONFIGURE_OPTS="--target-list=x86_64-softmmu --without-default-devices
+	--without-default-features --enable-tcg --enable-fdt=system --disable-werror --disable-docs
+	--disable-tools --disable-user --disable-install-blobs --disable-debug-info
+	--meson=/usr/bin/meson"
+# Devices beyond what the q35 machine selects: the PCIe root port the card
+# sits behind, and the card.
+DEVICE_CONFIG="CONFIG_PCIE_PORT=y
+CONFIG_SPYRE=y"
+
+# Hook hw/spyre into QEMU's build once; idempotent.
+hook_tree() {
+	grep -q "subdir('spyre')" "$QEMU_SRC/hw/meson.build" ||
+		echo "subdir('spyre')" >> "$QEMU_SRC/hw/meson.build"
+	grep -q 'source spyre/Kconfig' "$QEMU_SRC/hw/Kconfig" ||
+		echo 'source spyre/Kconfig' >> "$QEMU_SRC/hw/Kconfig"
+	grep -q "'hw/spyre'," "$QEMU_SRC/meson.build" ||
+		sed -i "s|^    'hw/misc',$|    'hw/misc',\n    'hw/spyre',|" "$QEMU_SRC/meson.build"
+	# Only the q35 board (the others pull in fdt and more devices).
+	sed -i 's/^CONFIG_\(ISAPC\|I440FX\|MICROVM\)=y$/CONFIG_\1=n/' \
+		"$QEMU_SRC/configs/devices/i386-softmmu/default.mak"
+	local mak="$QEMU_SRC/configs/devices/x86_64-softmmu/default.mak"
+	grep -q '^CONFIG_SPYRE=y' "$mak" || printf '%s\n' "$DEVICE_CONFIG" >> "$mak"
+}
+
+# Copy only changed files (by content) so ninja rebuilds only the device.
+sync_device() {
+	mkdir -p "$QEMU_SRC/hw/spyre/include"
+	rsync -rc --delete --exclude include "$SPYRE_TOP/qemu-device/" "$QEMU_SRC/hw/spyre/"
+	rsync -c "$SPYRE_TOP/include/spyre_regs.h" "$QEMU_SRC/hw/spyre/include/"
+}
+
+hook_tree
+sync_device
+
+qemu_ver=$(cat "$QEMU_SRC/VERSION")-$(sed -n '1s/.*(\(.*\)).*/\1/p' "$QEMU_SRC/debian/changelog")
+key=$(printf '%s\n%s\n%s\n' "$qemu_ver" "$CONFIGURE_OPTS" "$DEVICE_CONFIG" | sha256sum | cut -c1-12)
+build="$SPYRE_CACHE/qemu-build-$key"
+
+if [ ! -f "$build/.configured" ]; then
+	rm -rf "$build"
+	mkdir -p "$build"
+	# shellcheck disable=SC2086
+	(cd "$build" && "$QEMU_SRC/configure" $CONFIGURE_OPTS)
+	touch "$build/.configured"
+fi
+ninja -C "$build" qemu-system-x86_64
+ln -sfn "$build" "$SPYRE_CACHE/qemu-build"
+echo "build-qemu: $build/qemu-system-x86_64"

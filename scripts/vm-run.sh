@@ -1,0 +1,84 @@
+#!/bin/bash
+# Boot the test guest under QEMU (TCG, q35) with a Spyre card, run a command
+# inside it and return that command's output and exit status.
+#
+# usage: vm-run.sh [--mem-size SIZE] [--timeout SECONDS] [--shell] [--] COMMAND...
+#   --mem-size  the card's device memory (QEMU size syntax, default 2G)
+#   --timeout   kill the guest after this long (default 600); exit status 124
+#   --shell     interactive guest shell on this terminal instead of COMMAND
+# Environment: SPYRE_BUILD (default <checkout>/build), SPYRE_QEMU_ARGS
+# (appended to QEMU's command line).
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+mem_size=2G
+timeout_s=600
+mode=run
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--mem-size) mem_size=$2; shift 2 ;;
+	--timeout) timeout_s=$2; shift 2 ;;
+	--shell) mode=shell; shift ;;
+	--) shift; break ;;
+	-*) echo "vm-run: unknown option $1" >&2; exit 2 ;;
+	*) break ;;
+	esac
+done
+if [ $mode = run ] && [ $# -eq 0 ]; then
+	echo "vm-run: no command given" >&2
+	exit 2
+fi
+
+build=${SPYRE_BUILD:-$SPYRE_TOP/build}
+qemu=$SPYRE_CACHE/qemu-build/qemu-system-x86_64
+kver=$(cat "$KERNEL_ROOT/.kver")
+kernel=$KERNEL_ROOT/boot/vmlinuz-$kver
+initrd=$build/initramfs.cpio.gz
+for f in "$qemu" "$kernel" "$initrd"; do
+	[ -e "$f" ] || { echo "vm-run: $f missing; run make first" >&2; exit 2; }
+done
+
+vmdir=$build/vm
+mkdir -p "$vmdir"
+nonce=$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')
+cmd_b64=$(printf '%s' "$*" | base64 -w0)
+append="console=ttyS0 quiet panic=-1 SPYRE_MODE=$mode SPYRE_NONCE=$nonce SPYRE_CMD=$cmd_b64"
+
+qemu_args=(-nodefaults -machine q35 -accel tcg -smp 2 -m 1G -no-reboot -display none
+	-L "$FIRMWARE_ROOT/usr/share/seabios" -L "$FIRMWARE_ROOT/usr/share/qemu"
+	-kernel "$kernel" -initrd "$initrd" -append "$append"
+	-device pcie-root-port,id=rp0,chassis=1,slot=0
+	-device "spyre,bus=rp0,mem-size=$mem_size")
+# shellcheck disable=SC2206
+qemu_args+=(${SPYRE_QEMU_ARGS:-})
+
+if [ $mode = shell ]; then
+	exec "$qemu" "${qemu_args[@]}" -serial mon:stdio
+fi
+
+console=$vmdir/console.log
+rcfile=$vmdir/rc.$nonce
+rm -f "$rcfile"
+set +e
+timeout -k 10 "$timeout_s" "$qemu" "${qemu_args[@]}" \
+	-serial "file:$console" -chardev stdio,id=out,signal=off -serial chardev:out \
+	< /dev/null | awk -v tag="SPYRE-EXIT-$nonce" -v rcfile="$rcfile" '
+		$1 == tag && NF == 2 { print $2 > rcfile; next }
+		{ print; fflush() }'
+qrc=${PIPESTATUS[0]}
+set -e
+
+if [ -s "$rcfile" ]; then
+	rc=$(cat "$rcfile")
+	rm -f "$rcfile"
+	exit "$rc"
+fi
+if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
+	echo "vm-run: guest timed out after ${timeout_s}s; console tail:" >&2
+	rc=124
+else
+	echo "vm-run: guest ended without an exit status (qemu $qrc); console tail:" >&2
+	rc=125
+fi
+tail -n 40 "$console" >&2
+exit $rc
