@@ -96,10 +96,10 @@ $(B)/initramfs.cpio.gz: driver lib tools tests scripts/build-initramfs.sh script
 initramfs: $(B)/initramfs.cpio.gz
 
 run: all
-	scripts/run-demo.sh
+	@scripts/run-demo.sh
 
 check: all
-	scripts/check.sh
+	@scripts/check.sh
 
 shell: all
 	scripts/vm-run.sh --shell

@@ -1,0 +1,18 @@
+#!/bin/bash
+# The main job: boot the guest with a Spyre card, load the driver, list the
+# card with spyre-smi and run the sample libspyre program.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+exec "$SPYRE_TOP/scripts/vm-run.sh" --mem-size 4G --timeout 300 -- '
+set -e
+echo "# modprobe spyre"
+modprobe spyre
+dmesg | grep -E "spyre|accel" | grep -v taint
+echo "# spyre-smi"
+spyre-smi
+echo "# spyre-smi --json"
+spyre-smi --json
+echo "# device_info (libspyre sample)"
+device_info
+'

@@ -1,0 +1,65 @@
+#!/bin/sh
+# The vm suite, run inside the guest.  Prints TAP: module and sysfs checks,
+# the C selftests, reload cycles, then a clean-kernel-log check.
+T=/usr/share/spyre/tests
+n=0
+fails=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+notok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
+check() { name=$1; shift; if "$@" > /tmp/check.out 2>&1; then ok "$name"; else notok "$name"; sed 's/^/  # /' /tmp/check.out; fi; }
+
+card_pci() { for d in /sys/bus/pci/devices/*; do
+	[ "$(cat $d/vendor)" = 0x1014 ] && [ "$(cat $d/device)" = 0x06a7 ] && echo "$d"; done; }
+
+node_has_card_parent() {
+	[ -c /dev/accel/accel0 ] || { echo "no /dev/accel/accel0"; return 1; }
+	parent=$(readlink -f /sys/class/accel/accel0/device)
+	want=$(readlink -f "$(card_pci)")
+	echo "accel0 parent $parent, card $want"
+	[ -n "$want" ] && [ "$parent" = "$want" ] &&
+	[ "$(basename "$(readlink -f "$want/driver")")" = spyre ]
+}
+
+class_is_accelerator() { grep -qx 0x120000 "$(card_pci)/class"; }
+probe_logged_card() {
+	dmesg | grep "spyre" | grep -q "32 cores" &&
+	! dmesg | grep -q "interrupt self-test timed out"
+}
+smi_lists_card() { spyre-smi && spyre-smi | grep -q "irq self-test passed"; }
+smi_json() { spyre-smi --json && spyre-smi --json | grep -q '"num_cores": 32'; }
+drm_loaded() { lsmod | grep -q "^drm "; }
+log_clean() { dmesg | "$T/dmesg-check.sh"; }
+taint_only_module() {
+	t=$(cat /proc/sys/kernel/tainted)
+	echo "tainted=$t"
+	[ $((t & ~(4096 | 8192))) = 0 ]	# O (out-of-tree), E (unsigned)
+}
+
+reload_cycle() {
+	rmmod spyre || return 1
+	[ ! -e /dev/accel/accel0 ] || { echo "node still present after rmmod"; return 1; }
+	modprobe spyre || return 1
+	[ -c /dev/accel/accel0 ] || { echo "node missing after reload"; return 1; }
+	spyre-smi
+}
+
+echo "TAP version 13"
+echo "1..10"
+check "card is a processing accelerator" class_is_accelerator
+check "modprobe spyre loads with its Debian deps" modprobe spyre
+check "drm dependency came from the module tree" drm_loaded
+check "accel node has the card as sysfs parent" node_has_card_parent
+check "probe logged the card and no self-test failure" probe_logged_card
+check "spyre-smi lists the card" smi_lists_card
+check "spyre-smi --json" smi_json
+check "reload cycle 1" reload_cycle
+check "reload cycle 2" reload_cycle
+check "reload cycle 3" reload_cycle
+
+"$T/test_query"
+
+echo "1..2"
+n=0
+check "kernel log has no warnings, bugs or oopses" log_clean
+check "kernel taint only from the out-of-tree module" taint_only_module
+exit 0
