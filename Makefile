@@ -27,7 +27,7 @@ HOST_TESTS := $(B)/tests/host/test_libspyre $(B)/tests/host/test_libspyre_san
 VM_TESTS := $(B)/tests/vm/test_query $(B)/tests/vm/run-vm-tests.sh $(B)/tests/vm/dmesg-check.sh
 TEST_HDRS := tests/lib/tap.h
 
-.PHONY: all setup qemu driver lib tools tests initramfs run check shell clean
+.PHONY: all setup qemu driver lib tools tests initramfs debug run check shell shell-debug clean
 all: qemu driver lib tools tests initramfs
 
 setup:
@@ -37,7 +37,7 @@ qemu: setup
 	scripts/build-qemu.sh
 
 driver: setup
-	scripts/build-driver.sh
+	scripts/build-driver.sh stock
 
 lib: $(LIB) $(B)/lib/pkgconfig/spyre.pc
 tools: $(TOOLS)
@@ -90,21 +90,27 @@ $(B)/tests/vm/%.sh: tests/vm/%.sh
 	@mkdir -p $(@D)
 	install -m 755 $< $@
 
-$(B)/initramfs.cpio.gz: driver lib tools tests scripts/build-initramfs.sh scripts/guest-init.sh
-	scripts/build-initramfs.sh $@ $(B)/initramfs $(B)
+initramfs: driver lib tools tests
+	scripts/build-initramfs.sh stock
 
-initramfs: $(B)/initramfs.cpio.gz
+# The debug kernel (KUnit, KASAN, lockdep, kmemleak), the driver built
+# against it, and its guest.
+debug: setup lib tools tests
+	scripts/build-debug-kernel.sh
+	scripts/build-driver.sh debug
+	scripts/build-initramfs.sh debug
 
 run: all
 	@scripts/run-demo.sh
 
-check: all
+check: all debug
 	@scripts/check.sh
 
 shell: all
 	scripts/vm-run.sh --shell
 
+shell-debug: all debug
+	scripts/vm-run.sh --kernel debug --shell
+
 clean:
 	rm -rf $(B)
-	rm -f driver/*.o driver/*.ko driver/*.mod driver/*.mod.c driver/.*.cmd \
-		driver/modules.order Module.symvers modules.order .*.cmd

@@ -4,11 +4,20 @@
 #include <linux/interrupt.h>
 #include <linux/jiffies.h>
 
+#include <kunit/visibility.h>
+
 #include <drm/drm_print.h>
 
 #include "spyre_hw.h"
 
 #define SPYRE_IRQ_SELFTEST_TIMEOUT_MS	1000
+
+/* Same major: the register layout this driver knows; minors only add. */
+bool spyre_hw_version_supported(u32 version)
+{
+	return (version >> SPYRE_VERSION_MAJOR_SHIFT) == SPYRE_HW_VERSION_MAJOR;
+}
+EXPORT_SYMBOL_IF_KUNIT(spyre_hw_version_supported);
 
 /* Identify the card and read its capabilities; refuse what we do not know. */
 int spyre_hw_init(struct spyre_device *sdev)
@@ -21,7 +30,7 @@ int spyre_hw_init(struct spyre_device *sdev)
 		return -ENODEV;
 	}
 	info->hw_version = spyre_rd32(sdev, SPYRE_REG_VERSION);
-	if ((info->hw_version >> SPYRE_VERSION_MAJOR_SHIFT) != SPYRE_HW_VERSION_MAJOR) {
+	if (!spyre_hw_version_supported(info->hw_version)) {
 		drm_err(&sdev->drm, "unsupported interface version 0x%08x\n",
 			info->hw_version);
 		return -ENODEV;

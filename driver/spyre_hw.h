@@ -19,6 +19,7 @@ static inline void spyre_wr32(struct spyre_device *sdev, u32 reg, u32 val)
 	writel(val, sdev->regs + reg);
 }
 
+bool spyre_hw_version_supported(u32 version);
 int spyre_hw_init(struct spyre_device *sdev);
 int spyre_hw_irq_init(struct spyre_device *sdev);
 int spyre_hw_irq_selftest(struct spyre_device *sdev);

@@ -4,6 +4,8 @@
 #include <linux/minmax.h>
 #include <linux/uaccess.h>
 
+#include <kunit/visibility.h>
+
 #include <drm/drm_device.h>
 #include <drm/drm_file.h>
 #include <drm/drm_print.h>
@@ -26,6 +28,7 @@ int spyre_query_check_args(u32 param, u32 size, u32 flags, u32 reserved)
 		return -EINVAL;
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(spyre_query_check_args);
 
 void spyre_query_fill_device_info(const struct spyre_device *sdev,
 				  struct drm_spyre_device_info *info)

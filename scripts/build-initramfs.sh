@@ -1,13 +1,17 @@
 #!/bin/bash
 # Build the guest's initramfs: busybox, the Debian modules spyre.ko needs,
 # spyre.ko, libspyre and its shared libraries, the tools and test programs.
-# usage: build-initramfs.sh OUTPUT.cpio.gz STAGING_DIR BUILD_DIR
+# usage: build-initramfs.sh stock|debug   (writes build/initramfs-<flavour>.cpio.gz)
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-out=$1 build=$3
-root=$2/root
-kver=$(cat "$KERNEL_ROOT/.kver")
+flavour=${1:-stock}
+kernel_flavour "$flavour"
+build=$SPYRE_BUILD
+out=$build/initramfs-$flavour.cpio.gz
+root=$build/initramfs-$flavour
+kmod=$build/kmod-$flavour/driver
+kver=$KVER
 moddir=lib/modules/$kver
 
 rm -rf "$root"
@@ -16,11 +20,11 @@ install -m 755 /bin/busybox "$root/bin/busybox"
 install -m 755 "$SPYRE_TOP/scripts/guest-init.sh" "$root/init"
 
 # Debian modules spyre.ko depends on, decompressed so busybox modprobe loads them.
-for dep in $(modinfo -F depends "$SPYRE_TOP/driver/spyre.ko" | tr ',' ' '); do
-	modprobe -d "$KERNEL_ROOT" -S "$kver" --show-depends "$dep" |
+for dep in $(modinfo -F depends "$kmod"/*.ko | tr ',' ' ' | tr ' ' '\n' | grep -vx 'spyre' | sort -u); do
+	modprobe -d "$MODROOT" -S "$kver" --show-depends "$dep" |
 	awk '$1 == "insmod" { print $2 }'
 done | sort -u | while read -r ko; do
-	rel=${ko#"$KERNEL_ROOT"/}
+	rel=${ko#"$MODROOT"/}
 	mkdir -p "$root/$(dirname "$rel")"
 	case "$ko" in
 	*.xz) xz -dc "$ko" > "$root/${rel%.xz}" ;;
@@ -28,8 +32,8 @@ done | sort -u | while read -r ko; do
 	*) cp "$ko" "$root/$rel" ;;
 	esac
 done
-install -m 644 "$SPYRE_TOP/driver/spyre.ko" "$root/$moddir/extra/"
-cp "$KERNEL_ROOT/$moddir"/modules.{builtin,builtin.modinfo,order} "$root/$moddir/"
+install -m 644 "$kmod"/*.ko "$root/$moddir/extra/"
+cp "$MODROOT/$moddir"/modules.{builtin,builtin.modinfo,order} "$root/$moddir/"
 depmod -b "$root" "$kver"
 
 # Userspace: our binaries, then every shared library they load.

@@ -6,7 +6,7 @@ set -uo pipefail
 . "$(dirname "$0")/common.sh"
 
 B=${SPYRE_BUILD:-$SPYRE_TOP/build}
-suites=${SPYRE_SUITES:-host vm}
+suites=${SPYRE_SUITES:-host kunit vm vm-debug}
 tap=$SPYRE_TOP/tests/lib/tap-summary.sh
 counts_dir=$(mktemp -d)
 trap 'rm -rf "$counts_dir"' EXIT
@@ -20,17 +20,53 @@ suite_host() {
 # The card gets a non-default mem-size so the query test proves it is read.
 VM_MEM_SIZE=3G
 VM_MEM_BYTES=$((3 << 30))
-suite_vm() {
-	"$SPYRE_TOP/scripts/vm-run.sh" --mem-size $VM_MEM_SIZE --timeout 600 -- \
+vm_suite() {	# kernel flavour
+	"$SPYRE_TOP/scripts/vm-run.sh" --kernel "$1" --mem-size $VM_MEM_SIZE --timeout 900 -- \
 		"SPYRE_EXPECT_MEM_BYTES=$VM_MEM_BYTES /usr/share/spyre/tests/run-vm-tests.sh"
 	local rc=$?
 	# A guest that died or hung has not reported its plan: make it a failure.
 	[ $rc = 0 ] || echo "Bail out! guest exited with status $rc"
 }
+suite_vm() { vm_suite stock; }
+
+# vm-debug: the same selftests under KASAN, lockdep and kmemleak, then a
+# negative test: a deliberate use-after-free must be caught by the scanner.
+suite_vm-debug() {
+	vm_suite debug
+	echo "1..1"
+	local out
+	out=$("$SPYRE_TOP/scripts/vm-run.sh" --kernel debug --timeout 600 -- \
+		'modprobe spyre_kunit inject_use_after_free=1 >/dev/null 2>&1
+		 dmesg | /usr/share/spyre/tests/dmesg-check.sh && echo SCANNER-MISSED
+		 echo SCANNER-DONE' 2>&1)
+	if grep -q "dmesg: .*KASAN: slab-use-after-free" <<< "$out" &&
+	   grep -q SCANNER-DONE <<< "$out" && ! grep -q SCANNER-MISSED <<< "$out"; then
+		echo "ok 1 - dmesg scanner catches an injected KASAN use-after-free"
+	else
+		echo "not ok 1 - dmesg scanner catches an injected KASAN use-after-free"
+		sed 's/^/  # /' <<< "$out"
+	fi
+}
+
+run_tap_suite() {	# name
+	echo "== suite $1"
+	"suite_$1" 2>&1 | "$tap" "$1" "$counts_dir/$1"
+}
+
+run_kunit_suite() {
+	local kunit_py
+	kunit_py=$(debug_kernel_source)/tools/testing/kunit/kunit.py
+	echo "== suite kunit"
+	"$SPYRE_TOP/scripts/vm-run.sh" --kernel debug --timeout 600 -- \
+		'modprobe spyre_kunit; dmesg' 2>&1 |
+		"$SPYRE_TOP/tests/lib/kunit-summary.py" "$kunit_py" kunit "$counts_dir/kunit"
+}
 
 for s in $suites; do
-	echo "== suite $s"
-	"suite_$s" 2>&1 | "$tap" "$s" "$counts_dir/$s"
+	case $s in
+	kunit) run_kunit_suite ;;
+	*) run_tap_suite "$s" ;;
+	esac
 done
 
 awk '{ p += $1; f += $2; s += $3 }

@@ -2,9 +2,51 @@
 # shellcheck shell=bash
 SPYRE_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SPYRE_CACHE=${SPYRE_CACHE:-$HOME/.cache/spyre}
+SPYRE_BUILD=${SPYRE_BUILD:-$SPYRE_TOP/build}
 SETUP_VERSION=1
 # The inputs are keyed by what they are: bump the key when an input changes.
 KERNEL_SERIES=6.12
 KERNEL_ROOT=$SPYRE_CACHE/kernel-$KERNEL_SERIES
 FIRMWARE_ROOT=$SPYRE_CACHE/firmware
 QEMU_SRC=$SPYRE_CACHE/src/qemu
+DEBUG_FRAGMENT=$SPYRE_TOP/scripts/kernel/debug.config
+
+# Bump when build-debug-kernel.sh changes how the kernel is built.
+DEBUG_KERNEL_RECIPE=1
+
+# The debug kernel's build directory: keyed by the Debian source version, the
+# config fragment and the build recipe.
+debug_kernel_dir() {
+	local key
+	key=$( (cat "$DEBUG_FRAGMENT"; echo "recipe $DEBUG_KERNEL_RECIPE") |
+		sha256sum | cut -c1-12)
+	echo "$SPYRE_CACHE/kernel-debug-$(cat "$KERNEL_ROOT/.pkgver")-$key"
+}
+
+# Debian's linux-source tree the debug kernel is built from.
+debug_kernel_source() {
+	echo "$SPYRE_CACHE/src/linux-source-$(cat "$KERNEL_ROOT/.pkgver")"
+}
+
+# Set KDIR (module build dir), KVER, MODROOT (root holding lib/modules/KVER)
+# and KIMAGE (bzImage) for a kernel flavour: stock (Debian's) or debug.
+kernel_flavour() {
+	case "$1" in
+	stock)
+		KVER=$(cat "$KERNEL_ROOT/.kver")
+		KDIR=$KERNEL_ROOT/usr/src/linux-headers-$KVER
+		MODROOT=$KERNEL_ROOT
+		KIMAGE=$KERNEL_ROOT/boot/vmlinuz-$KVER
+		;;
+	debug)
+		KDIR=$(debug_kernel_dir)
+		KVER=$(cat "$KDIR/include/config/kernel.release" 2>/dev/null || echo missing)
+		MODROOT=$KDIR/root
+		KIMAGE=$KDIR/arch/x86/boot/bzImage
+		;;
+	*)
+		echo "unknown kernel flavour '$1' (stock or debug)" >&2
+		return 1
+		;;
+	esac
+}

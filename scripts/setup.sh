@@ -10,6 +10,10 @@ APT_PKGS="build-essential pkg-config git python3 python3-venv meson ninja-build
 	libelf-dev libssl-dev dwarves kmod libdrm-dev libudev-dev busybox-static
 	dpkg-dev rsync libfdt-dev"
 
+# Root installs directly; anyone else through sudo.
+SUDO=
+[ "$(id -u)" = 0 ] || SUDO=sudo
+
 need_apt_install() {
 	local p
 	for p in $APT_PKGS; do
@@ -25,7 +29,7 @@ enable_deb_src() {
 	if grep -q '^Types:.*deb-src' "$f"; then
 		return 1
 	fi
-	sed -i 's/^Types: deb$/Types: deb deb-src/' "$f"
+	$SUDO sed -i 's/^Types: deb$/Types: deb deb-src/' "$f"
 	return 0
 }
 
@@ -38,14 +42,14 @@ mkdir -p "$SPYRE_CACHE"/{debs,src}
 export DEBIAN_FRONTEND=noninteractive
 updated=0
 if enable_deb_src; then
-	apt-get update -q
+	$SUDO apt-get update -q
 	updated=1
 fi
 if need_apt_install; then
-	[ $updated = 1 ] || apt-get update -q
+	[ $updated = 1 ] || $SUDO apt-get update -q
 	updated=1
 	# shellcheck disable=SC2086
-	apt-get install -y -q --no-install-recommends $APT_PKGS
+	$SUDO apt-get install -y -q --no-install-recommends $APT_PKGS
 fi
 
 # Kernel: resolve the meta packages to their versioned names, download, extract.
@@ -56,7 +60,7 @@ fetch_debs() {	# dest pkg...
 }
 
 if [ ! -f "$KERNEL_ROOT/.done" ]; then
-	[ $updated = 1 ] || { apt-get update -q; updated=1; }
+	[ $updated = 1 ] || { $SUDO apt-get update -q; updated=1; }
 	kver=$(apt-cache depends linux-image-6.12-amd64 | sed -n 's/.*Depends: linux-image-\(6\.12\.[^ ]*-amd64\)$/\1/p' | head -1)
 	[ -n "$kver" ] || { echo "setup: cannot resolve linux-image-6.12-amd64" >&2; exit 1; }
 	kabi=${kver%-amd64}
@@ -77,6 +81,7 @@ if [ ! -f "$KERNEL_ROOT/.done" ]; then
 	# The image package ships no modules.dep (postinst makes it).
 	depmod -b "$KERNEL_ROOT.tmp" "$kver"
 	echo "$kver" > "$KERNEL_ROOT.tmp/.kver"
+	dpkg-deb -f "$tmp"/linux-headers-"$kver"_*.deb Version > "$KERNEL_ROOT.tmp/.pkgver"
 	touch "$KERNEL_ROOT.tmp/.done"
 	rm -rf "$KERNEL_ROOT"
 	mv "$KERNEL_ROOT.tmp" "$KERNEL_ROOT"

@@ -2,7 +2,9 @@
 # Boot the test guest under QEMU (TCG, q35) with a Spyre card, run a command
 # inside it and return that command's output and exit status.
 #
-# usage: vm-run.sh [--mem-size SIZE] [--timeout SECONDS] [--shell] [--] COMMAND...
+# usage: vm-run.sh [--kernel stock|debug] [--mem-size SIZE] [--timeout SECONDS]
+#                  [--shell] [--] COMMAND...
+#   --kernel    Debian's 6.12 kernel (default) or the debug kernel
 #   --mem-size  the card's device memory (QEMU size syntax, default 2G)
 #   --timeout   kill the guest after this long (default 600); exit status 124
 #   --shell     interactive guest shell on this terminal instead of COMMAND
@@ -12,11 +14,13 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 mem_size=2G
+flavour=stock
 timeout_s=600
 mode=run
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--mem-size) mem_size=$2; shift 2 ;;
+	--kernel) flavour=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
 	--shell) mode=shell; shift ;;
 	--) shift; break ;;
@@ -29,11 +33,11 @@ if [ $mode = run ] && [ $# -eq 0 ]; then
 	exit 2
 fi
 
-build=${SPYRE_BUILD:-$SPYRE_TOP/build}
+kernel_flavour "$flavour"
+build=$SPYRE_BUILD
 qemu=$SPYRE_CACHE/qemu-build/qemu-system-x86_64
-kver=$(cat "$KERNEL_ROOT/.kver")
-kernel=$KERNEL_ROOT/boot/vmlinuz-$kver
-initrd=$build/initramfs.cpio.gz
+kernel=$KIMAGE
+initrd=$build/initramfs-$flavour.cpio.gz
 for f in "$qemu" "$kernel" "$initrd"; do
 	[ -e "$f" ] || { echo "vm-run: $f missing; run make first" >&2; exit 2; }
 done
