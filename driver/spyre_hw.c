@@ -64,9 +64,9 @@ static irqreturn_t spyre_irq_misc(int irq, void *arg)
 
 	if (status & SPYRE_INT_GUEST_ERROR) {
 		drm_err_ratelimited(&sdev->drm,
-				     "card rejected a register access: error %u at 0x%x\n",
-				     spyre_rd32(sdev, SPYRE_REG_ERR_STATUS),
-				     spyre_rd32(sdev, SPYRE_REG_ERR_ADDR));
+				    "card rejected a register access: error %u at 0x%x\n",
+				    spyre_rd32(sdev, SPYRE_REG_ERR_STATUS),
+				    spyre_rd32(sdev, SPYRE_REG_ERR_ADDR));
 		spyre_wr32(sdev, SPYRE_REG_ERR_STATUS, 0);
 	}
 	if (status & SPYRE_INT_SELFTEST)

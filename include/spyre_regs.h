@@ -50,8 +50,8 @@
 /* Interrupt cause (write 1 to clear) and mask (1 = masked). */
 #define SPYRE_REG_INT_STATUS		0x0100
 #define SPYRE_REG_INT_MASK		0x0104
-#define   SPYRE_INT_SELFTEST		(1u << 0)
-#define   SPYRE_INT_GUEST_ERROR		(1u << 1)
+#define   SPYRE_INT_SELFTEST		0x00000001u
+#define   SPYRE_INT_GUEST_ERROR		0x00000002u
 #define   SPYRE_INT_ALL			(SPYRE_INT_SELFTEST | SPYRE_INT_GUEST_ERROR)
 
 /*
@@ -70,9 +70,9 @@
 /* Architecture constants the capability registers report. */
 #define SPYRE_NUM_CORES			32
 #define SPYRE_STICK_BYTES		128
-#define SPYRE_SCRATCHPAD_BYTES		(2u << 20)
-#define SPYRE_MEM_SIZE_DEFAULT		(1ull << 30)
-#define SPYRE_MEM_SIZE_MIN		(1ull << 20)
-#define SPYRE_MEM_SIZE_MAX		(128ull << 30)
+#define SPYRE_SCRATCHPAD_BYTES		0x00200000u		/* 2 MiB */
+#define SPYRE_MEM_SIZE_DEFAULT		0x0040000000ull		/* 1 GiB */
+#define SPYRE_MEM_SIZE_MIN		0x0000100000ull		/* 1 MiB */
+#define SPYRE_MEM_SIZE_MAX		0x2000000000ull		/* 128 GiB */
 
 #endif /* SPYRE_REGS_H */

@@ -15,6 +15,7 @@ suite_host() {
 	"$B/tests/host/test_libspyre"
 	"$B/tests/host/test_libspyre_san"
 	"$SPYRE_TOP/tests/host/library-shape.sh" "$B"
+	"$SPYRE_TOP/tests/host/dmesg-scanner.sh"
 }
 
 # The card gets a non-default mem-size so the query test proves it is read.
@@ -58,7 +59,7 @@ run_kunit_suite() {
 	kunit_py=$(debug_kernel_source)/tools/testing/kunit/kunit.py
 	echo "== suite kunit"
 	"$SPYRE_TOP/scripts/vm-run.sh" --kernel debug --timeout 600 -- \
-		'modprobe spyre_kunit; dmesg' 2>&1 |
+		'dmesg -c >/dev/null; modprobe spyre_kunit; dmesg' 2>&1 |
 		"$SPYRE_TOP/tests/lib/kunit-summary.py" "$kunit_py" kunit "$counts_dir/kunit"
 }
 

@@ -128,12 +128,12 @@ MODULE_PARM_DESC(inject_use_after_free,
 static int __init spyre_kunit_init(void)
 {
 	if (inject_use_after_free) {
-		volatile char *p = kmalloc(64, GFP_KERNEL);
+		char *p = kmalloc(64, GFP_KERNEL);
 
 		if (!p)
 			return -ENOMEM;
-		kfree((void *)p);
-		pr_info("spyre_kunit: injected use-after-free read: %d\n", p[8]);
+		kfree(p);
+		pr_info("spyre_kunit: injected use-after-free read: %d\n", READ_ONCE(p[8]));
 	}
 	return 0;
 }

@@ -5,7 +5,9 @@
 awk '
 	/loading out-of-tree module taints kernel/ { next }
 	/module verification failed: signature and\/or required key missing - tainting kernel/ { next }
-	/WARNING:|BUG:|Oops|Call Trace:|general protection fault|Kernel panic|KASAN:|UBSAN:|kmemleak:|possible circular locking|lockdep|[Tt]aint/ {
+	# WARNING:/BUG: also head every lockdep report ("WARNING: possible
+	# circular locking dependency detected") and KASAN ("BUG: KASAN: ...").
+	/WARNING:|BUG:|INFO: possible|Oops|Call Trace:|general protection fault|Kernel panic|KASAN:|UBSAN:|suspected memory leak|[Tt]aint/ {
 		bad++; print "  # dmesg: " $0; next
 	}
 	END { exit bad ? 1 : 0 }' "${1:--}"

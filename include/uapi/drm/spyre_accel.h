@@ -45,7 +45,7 @@ struct drm_spyre_query {
 };
 
 /* drm_spyre_device_info.flags */
-#define DRM_SPYRE_DEVICE_IRQ_SELFTEST_PASSED	(1ULL << 0)
+#define DRM_SPYRE_DEVICE_IRQ_SELFTEST_PASSED	0x1ULL
 
 /**
  * struct drm_spyre_device_info - DRM_SPYRE_QUERY_DEVICE_INFO
