@@ -10,6 +10,10 @@ export PATH=/usr/bin:$PATH
 
 [ -f "$QEMU_SRC/.done" ] || "$SPYRE_TOP/scripts/setup.sh"
 
+# One build at a time in a cache (make -j, or two checkouts sharing it).
+exec 9> "$SPYRE_CACHE/.qemu-build.lock"
+flock 9
+
 CONFIGURE_OPTS="--target-list=x86_64-softmmu --without-default-devices
 	--without-default-features --enable-tcg --enable-fdt=system --disable-werror --disable-docs
 	--disable-tools --disable-user --disable-install-blobs --disable-debug-info
