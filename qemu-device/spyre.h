@@ -4,9 +4,15 @@
  * QEMU interface:
  *  + BAR0: 64 KiB MMIO: registers at 0x0000-0x7fff (include/spyre_regs.h),
  *    MSI-X table at SPYRE_MSIX_TABLE_OFFSET, PBA at SPYRE_MSIX_PBA_OFFSET
- *  + SPYRE_MSIX_VECTORS MSI-X vectors; vector 0 carries self-test and
- *    device-error interrupts
+ *  + BAR2: 64-bit prefetchable window onto device memory
+ *  + SPYRE_MSIX_VECTORS MSI-X vectors: 0 for the device, 1 + q per queue
  *  + property "mem-size": device memory bytes (1 MiB granularity)
+ *
+ * Threads: the vCPU (register access, with the BQL), one worker per command
+ * queue (commands, DMA; never with the BQL), and the main loop (interrupt
+ * delivery from a bottom half).  SpyreState.lock protects every register
+ * and queue field; it is never held across a DMA access, which may need
+ * the BQL.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -14,19 +20,66 @@
 #define HW_SPYRE_H
 
 #include "hw/pci/pci.h"
+#include "qemu/thread.h"
 #include "qom/object.h"
+
+#include "spyre_regs.h"
 
 #define TYPE_SPYRE "spyre"
 OBJECT_DECLARE_SIMPLE_TYPE(SpyreState, SPYRE)
+
+/* The DMA engine moves data in chunks this large between arbitrations. */
+#define SPYRE_DMA_CHUNK     (64 * 1024)
+
+typedef struct SpyreQueue {
+    SpyreState *s;
+    int index;
+    QemuThread thread;
+
+    /* Registers */
+    uint64_t base;
+    uint32_t size;
+    uint32_t ctrl;          /* ENABLE and PRIORITY; RESUME is not stored */
+    uint32_t context;
+    uint32_t head;
+    uint32_t tail;
+    uint64_t completed;
+    uint32_t last_status;
+    uint32_t error_index;
+    uint64_t busy_ns;
+
+    /* State */
+    bool stopped;           /* a command failed; waiting for RESUME */
+    bool running;           /* the worker is executing a command */
+    uint64_t run_generation; /* device generation when it started */
+    bool dma_waiting;       /* wants the DMA engine */
+    int hang_countdown;     /* injections: commands left before, or -1 */
+    int dma_error_countdown;
+} SpyreQueue;
 
 struct SpyreState {
     PCIDevice parent_obj;
 
     MemoryRegion bar0;
     MemoryRegion regs;
+    MemoryRegion mem;       /* device memory, sparse host RAM */
+    MemoryRegion bar2;
+    MemoryRegion aperture;  /* alias of mem, moved by APERTURE_BASE */
+    uint8_t *mem_ptr;
+    uint64_t aperture_size;
 
     /* Properties */
     uint64_t mem_size;
+
+    QemuMutex lock;
+    QemuCond cond;          /* queue work, reset progress, DMA engine, WAIT */
+    QEMUBH *irq_bh;
+    uint32_t irq_vectors;   /* vectors the bottom half must signal */
+    uint64_t generation;    /* bumped by reset: older commands are aborted */
+    bool stopping;          /* unrealize: workers exit */
+    int dma_owner;          /* queue holding the DMA engine, or -1 */
+    int dma_last;           /* last holder, for round robin */
+    uint64_t mmu_epoch;     /* bumped by MMU_INVALIDATE and reset */
 
     /* Registers */
     uint32_t scratch;
@@ -35,6 +88,73 @@ struct SpyreState {
     uint32_t int_mask;
     uint32_t err_status;
     uint32_t err_addr;
+    uint32_t time_hi_latch;
+    int64_t time_base_ns;
+    uint64_t aperture_base;
+    uint32_t aperture_lo_staged;
+    uint64_t ctx_root[SPYRE_NUM_CONTEXTS];
+    uint32_t ctx_ctrl[SPYRE_NUM_CONTEXTS];
+    uint32_t fault_status;
+    uint64_t fault_addr;
+    uint32_t fault_context;
+    uint32_t fault_queue;
+    uint32_t fault_access;
+    uint32_t fault_reason;
+    uint32_t dbg_hang;
+    uint32_t dbg_dma_error;
+    SpyreQueue queues[SPYRE_NUM_QUEUES];
+
+    /* Telemetry */
+    uint64_t cmd_count;
+    uint64_t bytes_moved;
+    uint32_t fault_count;
+    uint32_t error_count;
+    uint64_t busy_ns;       /* time any queue was running a command */
+    int running_queues;
+    int64_t busy_since_ns;
+    uint64_t dma_busy_ns;   /* time the DMA engine was held */
+    int64_t model_time_ns;  /* power/thermal model state */
+    uint64_t model_dma_busy_ns;
+    double utilisation;
+    double temp_c;
 };
+
+/* spyre.c */
+int64_t spyre_now_ns(void);
+int64_t spyre_device_time_ns(SpyreState *s);
+void spyre_raise_locked(SpyreState *s, uint32_t cause);
+bool spyre_resetting_locked(SpyreState *s);
+
+/* spyre-mmu.c: translation of device virtual addresses for one command */
+typedef struct SpyreExec {
+    SpyreState *s;
+    SpyreQueue *q;
+    uint64_t generation;    /* of the command; a reset aborts it */
+    uint32_t context;
+    bool ctx_valid;
+    uint64_t root;
+    /* Walk cache: level-2 result for one 2 MiB region */
+    uint64_t wc_epoch;
+    uint64_t wc_va;         /* 2 MiB aligned, or UINT64_MAX */
+    uint64_t wc_entry;      /* the level-2 entry */
+} SpyreExec;
+
+typedef struct SpyreXlate {
+    bool system;            /* host bus address, else device memory offset */
+    uint64_t addr;
+    uint64_t len;           /* contiguous bytes from addr */
+} SpyreXlate;
+
+void spyre_exec_init(SpyreExec *e, SpyreQueue *q);
+uint32_t spyre_translate(SpyreExec *e, uint64_t va, uint64_t max_len,
+                         int access, SpyreXlate *out);
+uint32_t spyre_va_read(SpyreExec *e, uint64_t va, void *buf, uint64_t len);
+uint32_t spyre_va_write(SpyreExec *e, uint64_t va, const void *buf,
+                        uint64_t len);
+
+/* spyre-queue.c */
+void spyre_queues_start(SpyreState *s);
+void spyre_queues_stop(SpyreState *s);
+bool spyre_exec_aborted(SpyreExec *e);
 
 #endif /* HW_SPYRE_H */

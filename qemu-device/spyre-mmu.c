@@ -1,0 +1,234 @@
+/*
+ * IBM Spyre AI accelerator: the per-context MMU.  Translates the device
+ * virtual addresses of a command into device memory offsets or host bus
+ * addresses by walking the context's 4-level table in host memory, and
+ * records faults.  docs/hardware.md, "MMU page tables", is the reference.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/atomic.h"
+#include "qemu/bswap.h"
+#include "qemu/log.h"
+#include "trace.h"
+
+#include "spyre.h"
+
+#define SPYRE_HUGE_MASK     (SPYRE_HUGE_PAGE_SIZE - 1)
+#define SPYRE_PAGE_MASK     (SPYRE_PAGE_SIZE - 1)
+
+void spyre_exec_init(SpyreExec *e, SpyreQueue *q)
+{
+    SpyreState *s = q->s;
+
+    /* Called with s->lock held: snapshot the queue's context. */
+    e->s = s;
+    e->q = q;
+    e->generation = s->generation;
+    e->context = q->context;
+    e->ctx_valid = s->ctx_ctrl[q->context] & SPYRE_CTX_VALID;
+    e->root = s->ctx_root[q->context];
+    e->wc_va = UINT64_MAX;
+    e->wc_epoch = 0;
+}
+
+static void spyre_record_fault(SpyreExec *e, uint64_t va, int access,
+                               uint32_t reason)
+{
+    SpyreState *s = e->s;
+
+    qemu_log_mask(LOG_GUEST_ERROR, "spyre: queue %d context %u: MMU fault "
+                  "(reason %u) on %s of 0x%" PRIx64 "\n", e->q->index,
+                  e->context, reason,
+                  access == SPYRE_ACCESS_WRITE ? "write" : "read", va);
+    trace_spyre_mmu_fault(e->q->index, e->context, va, access, reason);
+    qemu_mutex_lock(&s->lock);
+    if (e->generation == s->generation) {
+        s->fault_count++;
+        if (s->fault_status & SPYRE_FAULT_VALID) {
+            s->fault_status |= SPYRE_FAULT_OVERFLOW;
+        } else {
+            s->fault_status = SPYRE_FAULT_VALID;
+            s->fault_addr = va;
+            s->fault_context = e->context;
+            s->fault_queue = e->q->index;
+            s->fault_access = access;
+            s->fault_reason = reason;
+        }
+        spyre_raise_locked(s, SPYRE_INT_MMU_FAULT);
+    }
+    qemu_mutex_unlock(&s->lock);
+}
+
+static uint32_t spyre_read_entry(SpyreExec *e, uint64_t table, unsigned idx,
+                                 uint64_t *entry)
+{
+    uint64_t le;
+
+    if (pci_dma_read(PCI_DEVICE(e->s), table + idx * 8, &le, sizeof(le))) {
+        return SPYRE_FAULT_TABLE_FETCH;
+    }
+    *entry = le64_to_cpu(le);
+    if (!(*entry & SPYRE_PTE_VALID)) {
+        return SPYRE_FAULT_NOT_PRESENT;
+    }
+    if (*entry & SPYRE_PTE_RESERVED_MASK) {
+        return SPYRE_FAULT_BAD_ENTRY;
+    }
+    return 0;
+}
+
+/* Levels 0-2 for the 2 MiB region holding va, through the walk cache. */
+static uint32_t spyre_walk_upper(SpyreExec *e, uint64_t va, uint64_t *l2)
+{
+    uint64_t region = va & ~SPYRE_HUGE_MASK;
+    uint64_t epoch = qatomic_read(&e->s->mmu_epoch);
+    uint64_t table = e->root, entry = 0;
+    uint32_t fault;
+    int level;
+
+    if (e->wc_va == region && e->wc_epoch == epoch) {
+        *l2 = e->wc_entry;
+        return 0;
+    }
+    for (level = 0; level < 3; level++) {
+        unsigned idx = (va >> (39 - 9 * level)) & (SPYRE_PT_ENTRIES - 1);
+
+        fault = spyre_read_entry(e, table, idx, &entry);
+        if (fault) {
+            return fault;
+        }
+        if (level < 2 && (entry & SPYRE_PTE_LEAF)) {
+            return SPYRE_FAULT_BAD_ENTRY;
+        }
+        table = entry & SPYRE_PTE_ADDR_MASK;
+    }
+    e->wc_va = region;
+    e->wc_epoch = epoch;
+    e->wc_entry = entry;
+    *l2 = entry;
+    return 0;
+}
+
+/* One page: where va lands and how many bytes of its page follow. */
+static uint32_t spyre_translate_page(SpyreExec *e, uint64_t va, int access,
+                                     SpyreXlate *out)
+{
+    uint64_t l2, leaf, page_base, page_size;
+    uint32_t fault;
+
+    if (!e->ctx_valid) {
+        return SPYRE_FAULT_NO_CONTEXT;
+    }
+    if (va >> SPYRE_VA_BITS) {
+        return SPYRE_FAULT_NOT_PRESENT;
+    }
+    fault = spyre_walk_upper(e, va, &l2);
+    if (fault) {
+        return fault;
+    }
+    if (l2 & SPYRE_PTE_LEAF) {
+        leaf = l2;
+        page_size = SPYRE_HUGE_PAGE_SIZE;
+        page_base = leaf & SPYRE_PTE_ADDR_MASK;
+        if (page_base & SPYRE_HUGE_MASK) {
+            return SPYRE_FAULT_BAD_ENTRY;
+        }
+    } else {
+        unsigned idx = (va >> SPYRE_PAGE_SHIFT) & (SPYRE_PT_ENTRIES - 1);
+
+        fault = spyre_read_entry(e, l2 & SPYRE_PTE_ADDR_MASK, idx, &leaf);
+        if (fault) {
+            return fault;
+        }
+        if (leaf & SPYRE_PTE_LEAF) {
+            return SPYRE_FAULT_BAD_ENTRY;
+        }
+        page_size = SPYRE_PAGE_SIZE;
+        page_base = leaf & SPYRE_PTE_ADDR_MASK;
+    }
+    if (access == SPYRE_ACCESS_WRITE && !(leaf & SPYRE_PTE_WRITE)) {
+        return SPYRE_FAULT_PERMISSION;
+    }
+    out->system = leaf & SPYRE_PTE_SYSTEM;
+    if (!out->system && (page_base > e->s->mem_size ||
+                         page_size > e->s->mem_size - page_base)) {
+        return SPYRE_FAULT_BAD_ENTRY;
+    }
+    out->addr = page_base + (va & (page_size - 1));
+    out->len = page_size - (va & (page_size - 1));
+    return 0;
+}
+
+/*
+ * Translate va for up to max_len bytes, merging pages that are contiguous
+ * on the other side.  A fault on the first page is recorded and returned
+ * as SPYRE_CMD_STATUS_MMU_FAULT; one further on only ends the run.
+ */
+uint32_t spyre_translate(SpyreExec *e, uint64_t va, uint64_t max_len,
+                         int access, SpyreXlate *out)
+{
+    SpyreXlate page;
+    uint32_t fault;
+
+    fault = spyre_translate_page(e, va, access, out);
+    if (fault) {
+        spyre_record_fault(e, va, access, fault);
+        return SPYRE_CMD_STATUS_MMU_FAULT;
+    }
+    out->len = MIN(out->len, max_len);
+    while (out->len < max_len) {
+        if (spyre_translate_page(e, va + out->len, access, &page) ||
+            page.system != out->system || page.addr != out->addr + out->len) {
+            break;
+        }
+        out->len = MIN(out->len + page.len, max_len);
+    }
+    return SPYRE_CMD_STATUS_SUCCESS;
+}
+
+uint32_t spyre_va_read(SpyreExec *e, uint64_t va, void *buf, uint64_t len)
+{
+    SpyreXlate x;
+    uint32_t st;
+
+    while (len) {
+        st = spyre_translate(e, va, len, SPYRE_ACCESS_READ, &x);
+        if (st != SPYRE_CMD_STATUS_SUCCESS) {
+            return st;
+        }
+        if (!x.system) {
+            memcpy(buf, e->s->mem_ptr + x.addr, x.len);
+        } else if (pci_dma_read(PCI_DEVICE(e->s), x.addr, buf, x.len)) {
+            return SPYRE_CMD_STATUS_DMA_ERROR;
+        }
+        va += x.len;
+        buf = (uint8_t *)buf + x.len;
+        len -= x.len;
+    }
+    return SPYRE_CMD_STATUS_SUCCESS;
+}
+
+uint32_t spyre_va_write(SpyreExec *e, uint64_t va, const void *buf,
+                        uint64_t len)
+{
+    SpyreXlate x;
+    uint32_t st;
+
+    while (len) {
+        st = spyre_translate(e, va, len, SPYRE_ACCESS_WRITE, &x);
+        if (st != SPYRE_CMD_STATUS_SUCCESS) {
+            return st;
+        }
+        if (!x.system) {
+            memcpy(e->s->mem_ptr + x.addr, buf, x.len);
+        } else if (pci_dma_write(PCI_DEVICE(e->s), x.addr, buf, x.len)) {
+            return SPYRE_CMD_STATUS_DMA_ERROR;
+        }
+        va += x.len;
+        buf = (const uint8_t *)buf + x.len;
+        len -= x.len;
+    }
+    return SPYRE_CMD_STATUS_SUCCESS;
+}

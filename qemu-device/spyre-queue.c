@@ -1,0 +1,486 @@
+/*
+ * IBM Spyre AI accelerator: command queues and the DMA engine.  Each queue
+ * has a worker thread that fetches commands from its ring in host memory
+ * and runs them without the BQL, so a long copy never stalls a vCPU.
+ * docs/hardware.md, "Commands", is the reference.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/bswap.h"
+#include "qemu/log.h"
+#include "qemu/main-loop.h"
+#include "trace.h"
+
+#include "spyre.h"
+
+/* WAIT re-reads its word at least this often (ms). */
+#define SPYRE_WAIT_POLL_MS  1
+
+typedef struct SpyreCmd {
+    uint8_t opcode;
+    uint8_t flags;
+    uint16_t reserved;
+    uint64_t args[SPYRE_CMD_NUM_ARGS];
+} SpyreCmd;
+
+/* A reset or unplug since the command started ends it. */
+bool spyre_exec_aborted(SpyreExec *e)
+{
+    return qatomic_read(&e->s->generation) != e->generation ||
+           qatomic_read(&e->s->stopping);
+}
+
+static int spyre_queue_priority(SpyreQueue *q)
+{
+    return (q->ctrl & SPYRE_QCTRL_PRIORITY_MASK) >> SPYRE_QCTRL_PRIORITY_SHIFT;
+}
+
+/* Among queues waiting for the engine: highest priority, then round robin. */
+static int spyre_dma_next_locked(SpyreState *s)
+{
+    int best = -1, i;
+
+    for (i = 1; i <= SPYRE_NUM_QUEUES; i++) {
+        SpyreQueue *q = &s->queues[(s->dma_last + i) % SPYRE_NUM_QUEUES];
+
+        if (q->dma_waiting &&
+            (best < 0 ||
+             spyre_queue_priority(q) > spyre_queue_priority(&s->queues[best]))) {
+            best = q->index;
+        }
+    }
+    return best;
+}
+
+static bool spyre_dma_acquire(SpyreExec *e)
+{
+    SpyreState *s = e->s;
+    SpyreQueue *q = e->q;
+
+    qemu_mutex_lock(&s->lock);
+    q->dma_waiting = true;
+    while (!spyre_exec_aborted(e) &&
+           (s->dma_owner >= 0 || spyre_dma_next_locked(s) != q->index)) {
+        qemu_cond_wait(&s->cond, &s->lock);
+    }
+    q->dma_waiting = false;
+    if (spyre_exec_aborted(e)) {
+        qemu_cond_broadcast(&s->cond);
+        qemu_mutex_unlock(&s->lock);
+        return false;
+    }
+    s->dma_owner = q->index;
+    qemu_mutex_unlock(&s->lock);
+    return true;
+}
+
+static void spyre_dma_release(SpyreExec *e, uint64_t bytes, int64_t ns)
+{
+    SpyreState *s = e->s;
+
+    qemu_mutex_lock(&s->lock);
+    s->dma_owner = -1;
+    s->dma_last = e->q->index;
+    if (e->generation == s->generation) {
+        s->bytes_moved += bytes;
+        s->dma_busy_ns += ns;
+    }
+    qemu_cond_broadcast(&s->cond);
+    qemu_mutex_unlock(&s->lock);
+}
+
+/* Copy one run that is contiguous on both sides. */
+static uint32_t spyre_copy_run(SpyreExec *e, const SpyreXlate *src,
+                               const SpyreXlate *dst, uint64_t len,
+                               uint8_t *bounce)
+{
+    PCIDevice *pdev = PCI_DEVICE(e->s);
+    uint8_t *mem = e->s->mem_ptr;
+
+    if (!src->system && !dst->system) {
+        memmove(mem + dst->addr, mem + src->addr, len);
+    } else if (src->system && !dst->system) {
+        if (pci_dma_read(pdev, src->addr, mem + dst->addr, len)) {
+            return SPYRE_CMD_STATUS_DMA_ERROR;
+        }
+    } else if (!src->system) {
+        if (pci_dma_write(pdev, dst->addr, mem + src->addr, len)) {
+            return SPYRE_CMD_STATUS_DMA_ERROR;
+        }
+    } else if (pci_dma_read(pdev, src->addr, bounce, len) ||
+               pci_dma_write(pdev, dst->addr, bounce, len)) {
+        return SPYRE_CMD_STATUS_DMA_ERROR;
+    }
+    return SPYRE_CMD_STATUS_SUCCESS;
+}
+
+static bool spyre_range_ok(uint64_t va, uint64_t len)
+{
+    return len && len <= SPYRE_DMA_MAX_BYTES && !(va >> SPYRE_VA_BITS) &&
+           len <= (1ull << SPYRE_VA_BITS) - va;
+}
+
+static uint32_t spyre_copy(SpyreExec *e, uint64_t src, uint64_t dst,
+                           uint64_t len, uint8_t *bounce)
+{
+    uint32_t st = SPYRE_CMD_STATUS_SUCCESS;
+
+    if (!spyre_range_ok(src, len) || !spyre_range_ok(dst, len) ||
+        (src < dst + len && dst < src + len)) {
+        return SPYRE_CMD_STATUS_BAD_ARGUMENT;
+    }
+    while (len && st == SPYRE_CMD_STATUS_SUCCESS) {
+        uint64_t chunk = MIN(len, SPYRE_DMA_CHUNK), done = 0;
+        int64_t start;
+
+        if (!spyre_dma_acquire(e)) {
+            return SPYRE_CMD_STATUS_ABORTED;
+        }
+        start = spyre_now_ns();
+        while (done < chunk) {
+            SpyreXlate xs, xd;
+            uint64_t n;
+
+            st = spyre_translate(e, src + done, chunk - done,
+                                 SPYRE_ACCESS_READ, &xs);
+            if (st == SPYRE_CMD_STATUS_SUCCESS) {
+                st = spyre_translate(e, dst + done, xs.len,
+                                     SPYRE_ACCESS_WRITE, &xd);
+            }
+            if (st != SPYRE_CMD_STATUS_SUCCESS) {
+                break;
+            }
+            n = MIN(xs.len, xd.len);
+            st = spyre_copy_run(e, &xs, &xd, n, bounce);
+            if (st != SPYRE_CMD_STATUS_SUCCESS) {
+                break;
+            }
+            done += n;
+        }
+        spyre_dma_release(e, done, spyre_now_ns() - start);
+        src += done;
+        dst += done;
+        len -= done;
+    }
+    return st;
+}
+
+static uint32_t spyre_cmd_copy_sg(SpyreExec *e, const SpyreCmd *c,
+                                  uint8_t *bounce)
+{
+    uint64_t list = c->args[0], count = c->args[1], i;
+
+    if ((list & 7) || !count || count > SPYRE_SG_MAX_ENTRIES ||
+        !spyre_range_ok(list, count * SPYRE_SG_ENTRY_SIZE)) {
+        return SPYRE_CMD_STATUS_BAD_ARGUMENT;
+    }
+    for (i = 0; i < count; i++) {
+        uint64_t ent[4];
+        uint32_t st;
+
+        st = spyre_va_read(e, list + i * SPYRE_SG_ENTRY_SIZE, ent, sizeof(ent));
+        if (st != SPYRE_CMD_STATUS_SUCCESS) {
+            return st;
+        }
+        if (ent[3]) {
+            return SPYRE_CMD_STATUS_BAD_ARGUMENT;
+        }
+        st = spyre_copy(e, le64_to_cpu(ent[0]), le64_to_cpu(ent[1]),
+                        le64_to_cpu(ent[2]), bounce);
+        if (st != SPYRE_CMD_STATUS_SUCCESS) {
+            return st;
+        }
+    }
+    return SPYRE_CMD_STATUS_SUCCESS;
+}
+
+static uint32_t spyre_write_u64(SpyreExec *e, uint64_t va, uint64_t val)
+{
+    uint64_t le = cpu_to_le64(val);
+
+    if ((va & 7) || !spyre_range_ok(va, 8)) {
+        return SPYRE_CMD_STATUS_BAD_ARGUMENT;
+    }
+    return spyre_va_write(e, va, &le, sizeof(le));
+}
+
+static uint32_t spyre_cmd_fence(SpyreExec *e, const SpyreCmd *c)
+{
+    SpyreState *s = e->s;
+    uint32_t st = spyre_write_u64(e, c->args[0], c->args[1]);
+
+    if (st == SPYRE_CMD_STATUS_SUCCESS) {
+        qemu_mutex_lock(&s->lock);
+        if (e->generation == s->generation) {
+            spyre_raise_locked(s, SPYRE_INT_QUEUE_FENCE(e->q->index));
+        }
+        qemu_mutex_unlock(&s->lock);
+    }
+    return st;
+}
+
+static uint32_t spyre_cmd_wait(SpyreExec *e, const SpyreCmd *c)
+{
+    SpyreState *s = e->s;
+    uint64_t va = c->args[0], want = c->args[1], timeout = c->args[2];
+    int64_t deadline = spyre_now_ns() + MIN(timeout, INT64_MAX / 2);
+
+    if ((va & 7) || !spyre_range_ok(va, 8)) {
+        return SPYRE_CMD_STATUS_BAD_ARGUMENT;
+    }
+    for (;;) {
+        uint64_t le;
+        uint32_t st = spyre_va_read(e, va, &le, sizeof(le));
+
+        if (st != SPYRE_CMD_STATUS_SUCCESS) {
+            return st;
+        }
+        if (le64_to_cpu(le) >= want) {
+            return SPYRE_CMD_STATUS_SUCCESS;
+        }
+        if (timeout && spyre_now_ns() >= deadline) {
+            return SPYRE_CMD_STATUS_TIMEOUT;
+        }
+        /* Woken early when another queue finishes a command. */
+        qemu_mutex_lock(&s->lock);
+        if (!spyre_exec_aborted(e)) {
+            qemu_cond_timedwait(&s->cond, &s->lock, SPYRE_WAIT_POLL_MS);
+        }
+        qemu_mutex_unlock(&s->lock);
+        if (spyre_exec_aborted(e)) {
+            return SPYRE_CMD_STATUS_ABORTED;
+        }
+    }
+}
+
+/* An injected hang: nothing happens until a reset. */
+static uint32_t spyre_hang(SpyreExec *e)
+{
+    SpyreState *s = e->s;
+
+    qemu_mutex_lock(&s->lock);
+    while (!spyre_exec_aborted(e)) {
+        qemu_cond_wait(&s->cond, &s->lock);
+    }
+    qemu_mutex_unlock(&s->lock);
+    return SPYRE_CMD_STATUS_ABORTED;
+}
+
+static bool spyre_unused_args_zero(const SpyreCmd *c, int used)
+{
+    int i;
+
+    for (i = used; i < SPYRE_CMD_NUM_ARGS; i++) {
+        if (c->args[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static uint32_t spyre_cmd_execute(SpyreExec *e, const SpyreCmd *c,
+                                  uint8_t *bounce)
+{
+    static const int nargs[] = {
+        [SPYRE_OP_NOP] = 0,
+        [SPYRE_OP_DMA_COPY] = 3,
+        [SPYRE_OP_DMA_COPY_SG] = 2,
+        [SPYRE_OP_LAUNCH] = 3,
+        [SPYRE_OP_FENCE] = 2,
+        [SPYRE_OP_WAIT] = 3,
+        [SPYRE_OP_TIMESTAMP] = 1,
+    };
+
+    if (c->opcode >= ARRAY_SIZE(nargs)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "spyre: queue %d: unknown opcode "
+                      "0x%02x\n", e->q->index, c->opcode);
+        return SPYRE_CMD_STATUS_BAD_OPCODE;
+    }
+    if (c->flags & ~SPYRE_CMD_FLAGS_ALL || c->reserved ||
+        !spyre_unused_args_zero(c, nargs[c->opcode])) {
+        qemu_log_mask(LOG_GUEST_ERROR, "spyre: queue %d: opcode 0x%02x with "
+                      "reserved bits set\n", e->q->index, c->opcode);
+        return SPYRE_CMD_STATUS_BAD_ARGUMENT;
+    }
+
+    switch (c->opcode) {
+    case SPYRE_OP_NOP:
+        return SPYRE_CMD_STATUS_SUCCESS;
+    case SPYRE_OP_DMA_COPY:
+        return spyre_copy(e, c->args[0], c->args[1], c->args[2], bounce);
+    case SPYRE_OP_DMA_COPY_SG:
+        return spyre_cmd_copy_sg(e, c, bounce);
+    case SPYRE_OP_LAUNCH:
+        /* Compute arrives with the dataflow engine. */
+        return SPYRE_CMD_STATUS_UNSUPPORTED;
+    case SPYRE_OP_FENCE:
+        return spyre_cmd_fence(e, c);
+    case SPYRE_OP_WAIT:
+        return spyre_cmd_wait(e, c);
+    case SPYRE_OP_TIMESTAMP:
+        return spyre_write_u64(e, c->args[0], spyre_device_time_ns(e->s));
+    default:
+        g_assert_not_reached();
+    }
+}
+
+static bool spyre_queue_has_work_locked(SpyreQueue *q)
+{
+    return (q->ctrl & SPYRE_QCTRL_ENABLE) && !q->stopped &&
+           q->head != q->tail && !q->s->stopping;
+}
+
+/* Decrement an injection countdown; true when it fires on this command. */
+static bool spyre_injection_fires(int *countdown)
+{
+    if (*countdown < 0) {
+        return false;
+    }
+    if (*countdown == 0) {
+        *countdown = -1;
+        return true;
+    }
+    (*countdown)--;
+    return false;
+}
+
+static void spyre_queue_finish_locked(SpyreQueue *q, uint32_t status,
+                                      int64_t ns)
+{
+    SpyreState *s = q->s;
+
+    q->running = false;
+    q->head = (q->head + 1) & (q->size - 1);
+    q->completed++;
+    q->last_status = status;
+    q->busy_ns += ns;
+    s->cmd_count++;
+    if (status != SPYRE_CMD_STATUS_SUCCESS) {
+        q->stopped = true;
+        q->error_index = (q->head - 1) & (q->size - 1);
+        s->error_count++;
+        spyre_raise_locked(s, SPYRE_INT_CMD_ERROR);
+    }
+}
+
+static void spyre_busy_account_locked(SpyreState *s, int delta)
+{
+    int64_t now = spyre_now_ns();
+
+    if (delta > 0 && s->running_queues++ == 0) {
+        s->busy_since_ns = now;
+    } else if (delta < 0 && --s->running_queues == 0) {
+        s->busy_ns += now - s->busy_since_ns;
+    }
+}
+
+static void *spyre_queue_worker(void *opaque)
+{
+    SpyreQueue *q = opaque;
+    SpyreState *s = q->s;
+    uint8_t *bounce = g_malloc(SPYRE_DMA_CHUNK);
+
+    qemu_mutex_lock(&s->lock);
+    while (!s->stopping) {
+        uint8_t raw[SPYRE_CMD_SIZE];
+        uint64_t entry;
+        uint32_t status, le_status;
+        SpyreExec e;
+        SpyreCmd c;
+        bool hang, dma_error;
+        int64_t start;
+        int i;
+
+        if (!spyre_queue_has_work_locked(q)) {
+            qemu_cond_wait(&s->cond, &s->lock);
+            continue;
+        }
+        entry = q->base + (uint64_t)q->head * SPYRE_CMD_SIZE;
+        spyre_exec_init(&e, q);
+        hang = spyre_injection_fires(&q->hang_countdown);
+        dma_error = spyre_injection_fires(&q->dma_error_countdown);
+        q->running = true;
+        q->run_generation = e.generation;
+        spyre_busy_account_locked(s, 1);
+        qemu_mutex_unlock(&s->lock);
+
+        start = spyre_now_ns();
+        if (pci_dma_read(PCI_DEVICE(s), entry, raw, sizeof(raw))) {
+            qemu_log_mask(LOG_GUEST_ERROR, "spyre: queue %d: cannot read ring "
+                          "entry at 0x%" PRIx64 "\n", q->index, entry);
+            status = SPYRE_CMD_STATUS_DMA_ERROR;
+            entry = UINT64_MAX;
+        } else {
+            c.opcode = raw[SPYRE_CMD_OFF_OPCODE];
+            c.flags = raw[SPYRE_CMD_OFF_FLAGS];
+            c.reserved = lduw_le_p(raw + 2);
+            for (i = 0; i < SPYRE_CMD_NUM_ARGS; i++) {
+                c.args[i] = ldq_le_p(raw + SPYRE_CMD_OFF_ARGS + i * 8);
+            }
+            trace_spyre_cmd_start(q->index, q->head, c.opcode);
+            if (hang) {
+                status = spyre_hang(&e);
+            } else if (dma_error) {
+                status = SPYRE_CMD_STATUS_DMA_ERROR;
+            } else {
+                status = spyre_cmd_execute(&e, &c, bounce);
+            }
+            if (spyre_exec_aborted(&e)) {
+                status = SPYRE_CMD_STATUS_ABORTED;
+            }
+        }
+        trace_spyre_cmd_done(q->index, status);
+        if (entry != UINT64_MAX) {
+            le_status = cpu_to_le32(status);
+            pci_dma_write(PCI_DEVICE(s), entry + SPYRE_CMD_OFF_STATUS,
+                          &le_status, sizeof(le_status));
+        }
+
+        qemu_mutex_lock(&s->lock);
+        spyre_busy_account_locked(s, -1);
+        if (e.generation == s->generation) {
+            spyre_queue_finish_locked(q, status, spyre_now_ns() - start);
+        } else {
+            q->running = false;     /* the reset already cleared the queue */
+        }
+        /* Wake WAITs on other queues, the DMA engine and reset progress. */
+        qemu_cond_broadcast(&s->cond);
+    }
+    qemu_mutex_unlock(&s->lock);
+    g_free(bounce);
+    return NULL;
+}
+
+void spyre_queues_start(SpyreState *s)
+{
+    int i;
+
+    for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
+        SpyreQueue *q = &s->queues[i];
+        char name[16];
+
+        q->s = s;
+        q->index = i;
+        snprintf(name, sizeof(name), "spyre-q%d", i);
+        qemu_thread_create(&q->thread, name, spyre_queue_worker, q,
+                           QEMU_THREAD_JOINABLE);
+    }
+}
+
+void spyre_queues_stop(SpyreState *s)
+{
+    int i;
+
+    qemu_mutex_lock(&s->lock);
+    s->stopping = true;
+    qemu_cond_broadcast(&s->cond);
+    qemu_mutex_unlock(&s->lock);
+    /* A worker may be waiting for the BQL inside a DMA to MMIO. */
+    qemu_mutex_unlock_iothread();
+    for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
+        qemu_thread_join(&s->queues[i].thread);
+    }
+    qemu_mutex_lock_iothread();
+}
