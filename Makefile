@@ -27,7 +27,7 @@ HOST_TESTS := $(B)/tests/host/test_libspyre $(B)/tests/host/test_libspyre_san
 VM_TESTS := $(B)/tests/vm/test_query $(B)/tests/vm/run-vm-tests.sh $(B)/tests/vm/dmesg-check.sh
 TEST_HDRS := tests/lib/tap.h
 
-.PHONY: all setup qemu driver lib tools tests initramfs debug run check shell shell-debug clean
+.PHONY: all setup qemu driver lib tools tests initramfs debug run check bench shell shell-debug clean
 all: qemu driver lib tools tests initramfs
 
 setup:
@@ -86,6 +86,10 @@ $(B)/tests/vm/test_query: tests/vm/test_query.c $(TEST_HDRS) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) -Itests/lib $< -o $@ $(LINK_LIB)
 
+$(B)/bench/dma-bench: tests/bench/dma-bench.c include/spyre_regs.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $< -o $@
+
 $(B)/tests/vm/%.sh: tests/vm/%.sh
 	@mkdir -p $(@D)
 	install -m 755 $< $@
@@ -105,6 +109,10 @@ run: all
 
 check: all debug
 	@scripts/check.sh
+
+# Benchmarks: a table on stdout, results in build/bench/results.json.
+bench: qemu $(B)/bench/dma-bench
+	@scripts/bench.sh
 
 shell: all
 	scripts/vm-run.sh --shell
