@@ -2,6 +2,7 @@
 /* Copyright 2026 The Spyre emulation project */
 
 #include <linux/interrupt.h>
+#include <linux/iopoll.h>
 #include <linux/jiffies.h>
 
 #include <kunit/visibility.h>
@@ -11,6 +12,8 @@
 #include "spyre_hw.h"
 
 #define SPYRE_IRQ_SELFTEST_TIMEOUT_MS	1000
+/* Queues stop within one DMA chunk; allow for a slow emulation host. */
+#define SPYRE_RESET_TIMEOUT_US		(2 * USEC_PER_SEC)
 
 /* Same major: the register layout this driver knows; minors only add. */
 bool spyre_hw_version_supported(u32 version)
@@ -46,10 +49,23 @@ int spyre_hw_init(struct spyre_device *sdev)
 		return -ENODEV;
 	}
 
-	/* Start from a quiet card: everything masked, nothing pending. */
-	spyre_wr32(sdev, SPYRE_REG_INT_MASK, SPYRE_INT_ALL);
-	spyre_wr32(sdev, SPYRE_REG_INT_STATUS, SPYRE_INT_ALL);
-	spyre_wr32(sdev, SPYRE_REG_ERR_STATUS, 0);
+	/* Start from a quiet card whatever a previous owner left running. */
+	return spyre_hw_reset(sdev);
+}
+
+/* Abort all card work and return every register to its reset value. */
+int spyre_hw_reset(struct spyre_device *sdev)
+{
+	u32 status;
+	int ret;
+
+	spyre_wr32(sdev, SPYRE_REG_DEV_CTRL, SPYRE_DEV_CTRL_RESET);
+	ret = read_poll_timeout(spyre_rd32, status, status & SPYRE_DEV_STATUS_READY,
+				100, SPYRE_RESET_TIMEOUT_US, false, sdev, SPYRE_REG_DEV_STATUS);
+	if (ret) {
+		drm_err(&sdev->drm, "card did not finish resetting (status 0x%x)\n", status);
+		return ret;
+	}
 	return 0;
 }
 
@@ -94,7 +110,8 @@ int spyre_hw_irq_init(struct spyre_device *sdev)
 		drm_err(&sdev->drm, "cannot request the misc interrupt: %d\n", ret);
 		return ret;
 	}
-	spyre_wr32(sdev, SPYRE_REG_INT_MASK, 0);
+	/* Queue causes stay masked until submission sets up their vectors. */
+	spyre_wr32(sdev, SPYRE_REG_INT_MASK, SPYRE_INT_ALL & ~SPYRE_INT_MISC_ALL);
 	return 0;
 }
 
@@ -119,6 +136,5 @@ int spyre_hw_irq_selftest(struct spyre_device *sdev)
 /* Leave the card quiet before the driver lets go of it. */
 void spyre_hw_fini(struct spyre_device *sdev)
 {
-	spyre_wr32(sdev, SPYRE_REG_INT_MASK, SPYRE_INT_ALL);
-	spyre_wr32(sdev, SPYRE_REG_INT_STATUS, SPYRE_INT_ALL);
+	spyre_hw_reset(sdev);
 }
