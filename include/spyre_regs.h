@@ -129,6 +129,7 @@
 #define SPYRE_QREG_ERROR_INDEX		0x30	/* RO: ring index that stopped it */
 #define SPYRE_QREG_BUSY_NS_LO		0x34	/* RO: time spent executing */
 #define SPYRE_QREG_BUSY_NS_HI		0x38
+#define SPYRE_QREG_ERROR_SUB_INDEX	0x3c	/* RO: failing command inside a CALL */
 
 /*
  * MMU: SPYRE_NUM_CONTEXTS address spaces, each a 4-level page table in
@@ -216,6 +217,10 @@
 #define SPYRE_OP_FENCE			0x04	/* address, value: write, then interrupt */
 #define SPYRE_OP_WAIT			0x05	/* address, value, timeout ns (0: none) */
 #define SPYRE_OP_TIMESTAMP		0x06	/* address: device time in ns */
+#define SPYRE_OP_CALL			0x07	/* context, buffer address, commands */
+
+/* CALL: run a command buffer in another context; no CALL inside it. */
+#define SPYRE_CALL_MAX_CMDS		65536
 
 /* Command flags: none defined yet; every bit must be 0. */
 #define SPYRE_CMD_FLAGS_ALL		0x00

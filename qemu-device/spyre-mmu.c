@@ -31,6 +31,8 @@ void spyre_exec_init(SpyreExec *e, SpyreQueue *q)
     e->root = s->ctx_root[q->context];
     e->wc_va = UINT64_MAX;
     e->wc_epoch = 0;
+    e->nested = false;
+    e->sub_index = 0;
 }
 
 static void spyre_record_fault(SpyreExec *e, uint64_t va, int access,

@@ -25,6 +25,18 @@ typedef struct SpyreCmd {
     uint64_t args[SPYRE_CMD_NUM_ARGS];
 } SpyreCmd;
 
+static void spyre_cmd_decode(const uint8_t *raw, SpyreCmd *c)
+{
+    int i;
+
+    c->opcode = raw[SPYRE_CMD_OFF_OPCODE];
+    c->flags = raw[SPYRE_CMD_OFF_FLAGS];
+    c->reserved = lduw_le_p(raw + 2);
+    for (i = 0; i < SPYRE_CMD_NUM_ARGS; i++) {
+        c->args[i] = ldq_le_p(raw + SPYRE_CMD_OFF_ARGS + i * 8);
+    }
+}
+
 /* A reset or unplug since the command started ends it. */
 bool spyre_exec_aborted(SpyreExec *e)
 {
@@ -281,6 +293,54 @@ static bool spyre_unused_args_zero(const SpyreCmd *c, int used)
 }
 
 static uint32_t spyre_cmd_execute(SpyreExec *e, const SpyreCmd *c,
+                                  uint8_t *bounce);
+
+/* Run a command buffer in the context the CALL names. */
+static uint32_t spyre_cmd_call(SpyreExec *e, const SpyreCmd *c,
+                               uint8_t *bounce)
+{
+    uint64_t ctx = c->args[0], buf = c->args[1], count = c->args[2], i;
+    SpyreExec inner;
+
+    if (e->nested) {
+        return SPYRE_CMD_STATUS_BAD_OPCODE;
+    }
+    if (ctx >= SPYRE_NUM_CONTEXTS || (buf & (SPYRE_CMD_SIZE - 1)) || !count ||
+        count > SPYRE_CALL_MAX_CMDS ||
+        !spyre_range_ok(buf, count * SPYRE_CMD_SIZE)) {
+        return SPYRE_CMD_STATUS_BAD_ARGUMENT;
+    }
+    qemu_mutex_lock(&e->s->lock);
+    inner = *e;
+    inner.context = ctx;
+    inner.ctx_valid = e->s->ctx_ctrl[ctx] & SPYRE_CTX_VALID;
+    inner.root = e->s->ctx_root[ctx];
+    inner.wc_va = UINT64_MAX;
+    inner.nested = true;
+    qemu_mutex_unlock(&e->s->lock);
+
+    for (i = 0; i < count; i++) {
+        uint8_t raw[SPYRE_CMD_SIZE];
+        SpyreCmd sub;
+        uint32_t st;
+
+        st = spyre_va_read(&inner, buf + i * SPYRE_CMD_SIZE, raw, sizeof(raw));
+        if (st == SPYRE_CMD_STATUS_SUCCESS) {
+            spyre_cmd_decode(raw, &sub);
+            st = spyre_cmd_execute(&inner, &sub, bounce);
+        }
+        if (st == SPYRE_CMD_STATUS_SUCCESS && spyre_exec_aborted(e)) {
+            st = SPYRE_CMD_STATUS_ABORTED;
+        }
+        if (st != SPYRE_CMD_STATUS_SUCCESS) {
+            e->sub_index = i;
+            return st;
+        }
+    }
+    return SPYRE_CMD_STATUS_SUCCESS;
+}
+
+static uint32_t spyre_cmd_execute(SpyreExec *e, const SpyreCmd *c,
                                   uint8_t *bounce)
 {
     static const int nargs[] = {
@@ -291,6 +351,7 @@ static uint32_t spyre_cmd_execute(SpyreExec *e, const SpyreCmd *c,
         [SPYRE_OP_FENCE] = 2,
         [SPYRE_OP_WAIT] = 3,
         [SPYRE_OP_TIMESTAMP] = 1,
+        [SPYRE_OP_CALL] = 3,
     };
 
     if (c->opcode >= ARRAY_SIZE(nargs)) {
@@ -321,6 +382,8 @@ static uint32_t spyre_cmd_execute(SpyreExec *e, const SpyreCmd *c,
         return spyre_cmd_wait(e, c);
     case SPYRE_OP_TIMESTAMP:
         return spyre_write_u64(e, c->args[0], spyre_device_time_ns(e->s));
+    case SPYRE_OP_CALL:
+        return spyre_cmd_call(e, c, bounce);
     default:
         g_assert_not_reached();
     }
@@ -347,7 +410,7 @@ static bool spyre_injection_fires(int *countdown)
 }
 
 static void spyre_queue_finish_locked(SpyreQueue *q, uint32_t status,
-                                      int64_t ns)
+                                      uint32_t sub_index, int64_t ns)
 {
     SpyreState *s = q->s;
 
@@ -360,6 +423,7 @@ static void spyre_queue_finish_locked(SpyreQueue *q, uint32_t status,
     if (status != SPYRE_CMD_STATUS_SUCCESS) {
         q->stopped = true;
         q->error_index = (q->head - 1) & (q->size - 1);
+        q->error_sub_index = sub_index;
         s->error_count++;
         spyre_raise_locked(s, SPYRE_INT_CMD_ERROR);
     }
@@ -391,7 +455,6 @@ static void *spyre_queue_worker(void *opaque)
         SpyreCmd c;
         bool hang, dma_error;
         int64_t start;
-        int i;
 
         if (!spyre_queue_has_work_locked(q)) {
             qemu_cond_wait(&s->cond, &s->lock);
@@ -413,12 +476,7 @@ static void *spyre_queue_worker(void *opaque)
             status = SPYRE_CMD_STATUS_DMA_ERROR;
             entry = UINT64_MAX;
         } else {
-            c.opcode = raw[SPYRE_CMD_OFF_OPCODE];
-            c.flags = raw[SPYRE_CMD_OFF_FLAGS];
-            c.reserved = lduw_le_p(raw + 2);
-            for (i = 0; i < SPYRE_CMD_NUM_ARGS; i++) {
-                c.args[i] = ldq_le_p(raw + SPYRE_CMD_OFF_ARGS + i * 8);
-            }
+            spyre_cmd_decode(raw, &c);
             trace_spyre_cmd_start(q->index, q->head, c.opcode);
             if (hang) {
                 status = spyre_hang(&e);
@@ -441,7 +499,8 @@ static void *spyre_queue_worker(void *opaque)
         qemu_mutex_lock(&s->lock);
         spyre_busy_account_locked(s, -1);
         if (e.generation == s->generation) {
-            spyre_queue_finish_locked(q, status, spyre_now_ns() - start);
+            spyre_queue_finish_locked(q, status, e.sub_index,
+                                      spyre_now_ns() - start);
         } else {
             q->running = false;     /* the reset already cleared the queue */
         }

@@ -200,6 +200,9 @@ static bool spyre_queue_read(SpyreQueue *q, hwaddr off, uint64_t *val)
     case SPYRE_QREG_BUSY_NS_HI:
         *val = q->busy_ns >> 32;
         return true;
+    case SPYRE_QREG_ERROR_SUB_INDEX:
+        *val = q->error_sub_index;
+        return true;
     }
     return false;
 }
@@ -461,6 +464,7 @@ static void spyre_reset_locked(SpyreState *s)
         q->completed = 0;
         q->last_status = 0;
         q->error_index = 0;
+        q->error_sub_index = 0;
         q->busy_ns = 0;
         q->stopped = false;
         q->hang_countdown = -1;

@@ -46,6 +46,7 @@ typedef struct SpyreQueue {
     uint64_t completed;
     uint32_t last_status;
     uint32_t error_index;
+    uint32_t error_sub_index;
     uint64_t busy_ns;
 
     /* State */
@@ -137,6 +138,8 @@ typedef struct SpyreExec {
     uint64_t wc_epoch;
     uint64_t wc_va;         /* 2 MiB aligned, or UINT64_MAX */
     uint64_t wc_entry;      /* the level-2 entry */
+    bool nested;            /* inside a CALL: no further CALL */
+    uint32_t sub_index;     /* failing command inside a CALL */
 } SpyreExec;
 
 typedef struct SpyreXlate {
