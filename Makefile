@@ -24,6 +24,19 @@ LIB_SAN_OBJS := $(LIB_SRCS:%.c=$(B)/obj-san/%.o)
 LIB := $(B)/lib/libspyre.so.$(VERSION)
 TOOLS := $(B)/bin/spyre-smi $(B)/bin/device_info
 HOST_TESTS := $(B)/tests/host/test_libspyre $(B)/tests/host/test_libspyre_san
+
+# The dataflow engine (qemu-device/engine/): plain C11, no QEMU headers, so
+# it is built and tested on the host like this, and linked into QEMU.
+ENGINE_SRCS := $(wildcard qemu-device/engine/*.c)
+ENGINE_HDRS := $(wildcard qemu-device/engine/*.h)
+ENGINE_CFLAGS := -std=c11 -O2 -g $(WARN) -Iqemu-device/engine
+ENGINE_OBJS := $(ENGINE_SRCS:%.c=$(B)/obj/%.o)
+ENGINE_SAN_OBJS := $(ENGINE_SRCS:%.c=$(B)/obj-san/%.o)
+ENGINE_TEST_NAMES := test_engine_ops
+ENGINE_TEST_HDRS := $(TEST_HDRS) tests/host/engine_builder.h tests/host/engine_testlib.h
+ENGINE_TESTS := $(ENGINE_TEST_NAMES:%=$(B)/tests/host/%) $(ENGINE_TEST_NAMES:%=$(B)/tests/host/%_san)
+HOST_TESTS += $(ENGINE_TESTS)
+.SECONDARY: $(ENGINE_OBJS) $(ENGINE_SAN_OBJS)
 VM_TESTS := $(B)/tests/vm/test_query $(B)/tests/vm/run-vm-tests.sh $(B)/tests/vm/dmesg-check.sh
 TEST_HDRS := tests/lib/tap.h
 
@@ -81,6 +94,23 @@ $(B)/tests/host/test_libspyre: tests/host/test_libspyre.c $(TEST_HDRS) $(LIB)
 $(B)/tests/host/test_libspyre_san: tests/host/test_libspyre.c $(TEST_HDRS) $(LIB_SAN_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(SAN) -Itests/lib -pthread $< $(LIB_SAN_OBJS) -o $@ $(PKG_LIBS)
+
+$(B)/obj/qemu-device/engine/%.o: qemu-device/engine/%.c $(ENGINE_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(ENGINE_CFLAGS) -c $< -o $@
+
+$(B)/obj-san/qemu-device/engine/%.o: qemu-device/engine/%.c $(ENGINE_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(ENGINE_CFLAGS) $(SAN) -c $< -o $@
+
+$(B)/tests/host/test_engine_%: tests/host/test_engine_%.c $(ENGINE_TEST_HDRS) $(ENGINE_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(ENGINE_CFLAGS) -Itests/lib -Itests/host $< $(ENGINE_OBJS) -o $@ -lm -pthread
+
+# The same engine tests with ASan and UBSan, engine included.
+$(B)/tests/host/test_engine_%_san: tests/host/test_engine_%.c $(ENGINE_TEST_HDRS) $(ENGINE_SAN_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(ENGINE_CFLAGS) $(SAN) -Itests/lib -Itests/host $< $(ENGINE_SAN_OBJS) -o $@ -lm -pthread
 
 $(B)/tests/vm/test_query: tests/vm/test_query.c $(TEST_HDRS) $(LIB)
 	@mkdir -p $(@D)

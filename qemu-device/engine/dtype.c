@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Data type conversion.  The fp16 routines follow the well-known
+ * float-arithmetic formulation (as in the FP16 library by M. Dukhan):
+ * exact, branch-light, and correct for subnormals, infinities and NaNs
+ * under the default IEEE rounding mode.
+ */
+#include <string.h>
+
+#include "dtype.h"
+#include "program_format.h"
+
+static inline uint32_t f32_bits(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, sizeof(u));
+	return u;
+}
+
+static inline float f32_from_bits(uint32_t u)
+{
+	float f;
+
+	memcpy(&f, &u, sizeof(f));
+	return f;
+}
+
+float fp16_to_f32(uint16_t h)
+{
+	uint32_t w = (uint32_t)h << 16;
+	uint32_t sign = w & 0x80000000u;
+	uint32_t two_w = w + w;
+	/* Normal: move the exponent into place and rescale by 2^-112. */
+	float normal = f32_from_bits((two_w >> 4) + (0xe0u << 23)) * 0x1.0p-112f;
+	/* Subnormal: the mantissa as a float in [0.5, 1), minus the 0.5 bias. */
+	float subnormal = f32_from_bits((two_w >> 17) | (126u << 23)) - 0.5f;
+
+	return f32_from_bits(sign | f32_bits(two_w < (1u << 27) ? subnormal : normal));
+}
+
+uint16_t f32_to_fp16(float f)
+{
+	uint32_t w = f32_bits(f);
+	uint32_t shl1_w = w + w;
+	uint32_t sign = w & 0x80000000u;
+	uint32_t bias = shl1_w & 0xff000000u;
+	/* Scaling up then down saturates overflow to infinity and rounds once. */
+	float base = ((f < 0 ? -f : f) * 0x1.0p+112f) * 0x1.0p-110f;
+	uint32_t bits;
+
+	if (bias < 0x71000000u)
+		bias = 0x71000000u;
+	base = f32_from_bits((bias >> 1) + 0x07800000u) + base;
+	bits = f32_bits(base);
+	if (shl1_w > 0xff000000u)	/* NaN: keep it quiet */
+		return (uint16_t)(sign >> 16 | 0x7e00u);
+	return (uint16_t)(sign >> 16 | (((bits >> 13) & 0x7c00u) + (bits & 0x0fffu)));
+}
+
+float bf16_to_f32(uint16_t b)
+{
+	return f32_from_bits((uint32_t)b << 16);
+}
+
+uint16_t f32_to_bf16(float f)
+{
+	uint32_t w = f32_bits(f);
+
+	if ((w & 0x7fffffffu) > 0x7f800000u)
+		return (uint16_t)(w >> 16 | 0x0040u);
+	return (uint16_t)((w + 0x7fffu + ((w >> 16) & 1)) >> 16);
+}
+
+void dtype_load(const uint8_t *src, unsigned dtype, size_t n, float *dst)
+{
+	uint16_t h;
+
+	switch (dtype) {
+	case SPK_DT_FP32:
+		memcpy(dst, src, n * sizeof(float));
+		return;
+	case SPK_DT_FP16:
+		for (size_t i = 0; i < n; i++) {
+			memcpy(&h, src + 2 * i, 2);
+			dst[i] = fp16_to_f32(h);
+		}
+		return;
+	default:
+		for (size_t i = 0; i < n; i++) {
+			memcpy(&h, src + 2 * i, 2);
+			dst[i] = bf16_to_f32(h);
+		}
+		return;
+	}
+}
+
+void dtype_store(uint8_t *dst, unsigned dtype, const float *src, size_t n,
+		 size_t padded_bytes)
+{
+	size_t used = n * (dtype == SPK_DT_FP32 ? 4 : 2);
+	uint16_t h;
+
+	switch (dtype) {
+	case SPK_DT_FP32:
+		memcpy(dst, src, used);
+		break;
+	case SPK_DT_FP16:
+		for (size_t i = 0; i < n; i++) {
+			h = f32_to_fp16(src[i]);
+			memcpy(dst + 2 * i, &h, 2);
+		}
+		break;
+	default:
+		for (size_t i = 0; i < n; i++) {
+			h = f32_to_bf16(src[i]);
+			memcpy(dst + 2 * i, &h, 2);
+		}
+		break;
+	}
+	if (padded_bytes > used)
+		memset(dst + used, 0, padded_bytes - used);
+}

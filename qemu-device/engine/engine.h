@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The dataflow engine: loads a Spyre kernel binary (program_format.h),
+ * validates everything in it (the guest writes it), runs it functionally on
+ * the host and reports the device time the timing model gives it.
+ * Independent of QEMU: device memory is reached through callbacks.
+ *
+ *	struct spyre_engine_config cfg;
+ *	spyre_engine_config_default(&cfg);
+ *	st = spyre_program_load(&cfg, image, len, &prog, &err);
+ *	st = spyre_program_run(prog, args, nargs, &mem, &stats, &err);
+ *	spyre_program_free(prog);
+ *
+ * A loaded program is immutable; runs of one program must not overlap.
+ */
+#ifndef SPYRE_ENGINE_H
+#define SPYRE_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SPYRE_ENGINE_MAX_CORES		32
+
+/* Results of load and run; docs/engine.md says what causes each. */
+enum spyre_engine_status {
+	SPYRE_ENGINE_OK = 0,
+	SPYRE_ENGINE_E_TRUNCATED,	/* image shorter than its tables */
+	SPYRE_ENGINE_E_MAGIC,
+	SPYRE_ENGINE_E_VERSION,
+	SPYRE_ENGINE_E_RESERVED,	/* a reserved field or flag is not 0 */
+	SPYRE_ENGINE_E_CORE_MASK,	/* empty, or names a core the card lacks */
+	SPYRE_ENGINE_E_TOO_MANY,	/* args, buffers, streams or ops over the limit */
+	SPYRE_ENGINE_E_BUFFER,		/* misaligned, empty, or outside the usable scratchpad */
+	SPYRE_ENGINE_E_OVERLAP,		/* two buffers share scratchpad bytes */
+	SPYRE_ENGINE_E_SPAD_DECLARED,	/* buffers use more than the core entry declares */
+	SPYRE_ENGINE_E_STREAM,		/* bad endpoint kind, FIFO, count or dependency */
+	SPYRE_ENGINE_E_PATTERN,		/* zero loop, misaligned or overflowing stride, out of its buffer */
+	SPYRE_ENGINE_E_OPCODE,		/* unknown opcode */
+	SPYRE_ENGINE_E_OP,		/* op parameters out of range */
+	SPYRE_ENGINE_E_DTYPE,		/* unknown data type, or one the op does not take */
+	SPYRE_ENGINE_E_BINDING,		/* an op stream without exactly one op at that end */
+	SPYRE_ENGINE_E_COUNT,		/* a stream's sticks differ from what its ops move */
+	SPYRE_ENGINE_E_FIFO_SMALL,	/* a FIFO cannot hold one firing's sticks */
+	SPYRE_ENGINE_E_RING,		/* ring sender and receiver do not match */
+	SPYRE_ENGINE_E_TOO_MUCH_WORK,	/* more work than the configured limit */
+	SPYRE_ENGINE_E_ARGS,		/* argument count differs from the header */
+	SPYRE_ENGINE_E_ADDRESS,		/* a device-memory range misaligned or past 2^48 */
+	SPYRE_ENGINE_E_MEMORY,		/* the device-memory callback failed */
+	SPYRE_ENGINE_E_DEADLOCK,	/* no stream or op can progress, work remains */
+	SPYRE_ENGINE_E_NOMEM,		/* host allocation failed */
+	SPYRE_ENGINE_E_INVALID,		/* NULL or inconsistent API arguments */
+	SPYRE_ENGINE_STATUS_COUNT
+};
+
+/*
+ * Timing parameters (docs/engine.md "Timing model" gives the source of
+ * each).  Rates are per core unless they say otherwise.
+ */
+struct spyre_timing_params {
+	double clock_ghz;		/* device cycles per ns */
+	double pe_macs_per_cycle;	/* PE arrays of both corelets, fp16/bf16 */
+	double pe_fp32_factor;		/* fp32 inputs run at this fraction of it */
+	double pe_firing_cycles;	/* fill and drain of the array, per matmul firing */
+	double sfp_lanes_per_cycle;	/* SFP element operations per cycle, both corelets */
+	double op_firing_cycles;	/* dispatch overhead of every op firing */
+	double dram_bytes_per_ns;	/* whole card, one direction at a time */
+	double dram_turnaround_ns;	/* paid when the DRAM direction changes */
+	double dram_latency_ns;		/* request to first stick */
+	double ring_bytes_per_cycle;	/* per link per direction */
+	double ring_hop_cycles;		/* latency per hop */
+	double spad_bytes_per_cycle;	/* scratchpad endpoint bandwidth */
+	unsigned burst_sticks;		/* sticks per DRAM/ring/scratchpad transfer at most */
+};
+
+struct spyre_engine_config {
+	unsigned num_cores;		/* 1..SPYRE_ENGINE_MAX_CORES */
+	uint32_t scratchpad_bytes;	/* per core */
+	uint32_t reserved_bytes;	/* at the bottom of each scratchpad, for the program */
+	uint64_t max_work;		/* bound on sticks moved + op firings, per launch */
+	struct spyre_timing_params timing;
+};
+
+/* Device memory as the engine sees it: 0 on success, non-zero fails the run. */
+struct spyre_engine_mem {
+	void *opaque;
+	int (*read)(void *opaque, uint64_t addr, void *buf, size_t len);
+	int (*write)(void *opaque, uint64_t addr, const void *buf, size_t len);
+};
+
+/* Where a failure was found, for logs and tests. */
+struct spyre_engine_error {
+	enum spyre_engine_status status;
+	int core;			/* -1 when not about one core */
+	int index;			/* stream or op index, -1 otherwise */
+	char detail[128];
+};
+
+struct spyre_engine_stats {
+	uint64_t device_cycles;		/* launch to last store */
+	uint64_t device_ns;
+	uint64_t busy_cycles[SPYRE_ENGINE_MAX_CORES];	/* PE or SFP busy */
+	uint64_t pe_busy_cycles[SPYRE_ENGINE_MAX_CORES];
+	uint64_t dram_read_bytes;
+	uint64_t dram_write_bytes;
+	uint64_t ring_bytes;		/* payload sent */
+	uint64_t ring_link_bytes;	/* bytes times links crossed */
+	uint64_t op_firings;
+	uint64_t macs;			/* multiply-accumulates performed */
+};
+
+struct spyre_program;
+
+void spyre_engine_config_default(struct spyre_engine_config *cfg);
+
+enum spyre_engine_status spyre_program_load(const struct spyre_engine_config *cfg,
+					    const void *image, size_t len,
+					    struct spyre_program **out,
+					    struct spyre_engine_error *err);
+
+/* Number of u64 arguments the program expects. */
+unsigned spyre_program_num_args(const struct spyre_program *prog);
+
+enum spyre_engine_status spyre_program_run(struct spyre_program *prog,
+					   const uint64_t *args, unsigned nargs,
+					   const struct spyre_engine_mem *mem,
+					   struct spyre_engine_stats *stats,
+					   struct spyre_engine_error *err);
+
+void spyre_program_free(struct spyre_program *prog);
+
+/* "SPYRE_ENGINE_E_DEADLOCK" etc.; "SPYRE_ENGINE_STATUS_UNKNOWN" otherwise. */
+const char *spyre_engine_status_name(int status);
+
+#endif /* SPYRE_ENGINE_H */

@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Elementwise, reduction, softmax, normalisation, copy/convert, fill and
+ * transpose firings.  Everything computes in fp32 (docs/engine.md says how
+ * each op is defined), in a fixed order so results never depend on timing
+ * or threads.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "ops.h"
+
+static inline size_t row_bytes(uint32_t elems, unsigned dtype)
+{
+	return (size_t)sticks_for(elems, dtype) * STICK_BYTES;
+}
+
+size_t op_tmp_floats(const struct op_desc *op)
+{
+	size_t n = (size_t)op->out_sticks * 64;
+
+	for (unsigned i = 0; i < op->num_in; i++)
+		n += (size_t)op->in_sticks[i] * 64;
+	return n + 64;
+}
+
+static float unary(uint8_t opcode, float x, float imm)
+{
+	switch (opcode) {
+	case SPK_OPC_SCALE:
+		return x * imm;
+	case SPK_OPC_RELU:
+		return x > 0 || isnan(x) ? x : 0.0f;
+	case SPK_OPC_GELU:
+		return 0.5f * x * erfcf(-x * 0.70710678118654752f);	/* 1 + erf, without cancellation */
+	case SPK_OPC_SILU:
+		return x / (1.0f + expf(-x));
+	case SPK_OPC_EXP:
+		return expf(x);
+	case SPK_OPC_RSQRT:
+		return 1.0f / sqrtf(x);
+	default:	/* COPY */
+		return x;
+	}
+}
+
+static float binary(uint8_t opcode, float a, float b)
+{
+	switch (opcode) {
+	case SPK_OPC_ADD:
+		return a + b;
+	case SPK_OPC_SUB:
+		return a - b;
+	case SPK_OPC_MUL:
+		return a * b;
+	default:	/* MAX: NaN in either operand gives NaN */
+		if (isnan(a) || isnan(b))
+			return a + b;
+		return a > b ? a : b;
+	}
+}
+
+static void fire_elementwise(const struct op_desc *op, const uint8_t *const in[3],
+			     uint8_t *out, float *tmp)
+{
+	size_t in_row = row_bytes(op->row_elems, op->dtype_in);
+	size_t out_row = row_bytes(op->row_elems, op->dtype_out);
+	uint32_t n = op->row_elems;
+	float *x = tmp, *y = tmp + n;
+
+	for (uint32_t r = 0; r < op->rows; r++) {
+		if (op->opcode == SPK_OPC_FILL) {
+			for (uint32_t i = 0; i < n; i++)
+				x[i] = op->imm0;
+		} else if (op->num_in == 2) {
+			dtype_load(in[0] + r * in_row, op->dtype_in, n, x);
+			dtype_load(in[1] + r * in_row, op->dtype_in, n, y);
+			for (uint32_t i = 0; i < n; i++)
+				x[i] = binary(op->opcode, x[i], y[i]);
+		} else {
+			dtype_load(in[0] + r * in_row, op->dtype_in, n, x);
+			for (uint32_t i = 0; i < n; i++)
+				x[i] = unary(op->opcode, x[i], op->imm0);
+		}
+		dtype_store(out + r * out_row, op->dtype_out, x, n, out_row);
+	}
+}
+
+static float reduce_step(bool is_max, float acc, float x)
+{
+	if (!is_max)
+		return acc + x;
+	if (isnan(acc) || isnan(x))
+		return acc + x;
+	return x > acc ? x : acc;
+}
+
+/* Along a row: one stick per row, the result in lane 0. */
+static void fire_reduce_along(const struct op_desc *op, const uint8_t *in, uint8_t *out,
+			      float *tmp)
+{
+	size_t in_row = row_bytes(op->row_elems, op->dtype_in);
+	bool is_max = op->opcode == SPK_OPC_REDUCE_MAX;
+
+	for (uint32_t r = 0; r < op->rows; r++) {
+		float acc;
+
+		dtype_load(in + r * in_row, op->dtype_in, op->row_elems, tmp);
+		acc = tmp[0];
+		for (uint32_t i = 1; i < op->row_elems; i++)
+			acc = reduce_step(is_max, acc, tmp[i]);
+		dtype_store(out + (size_t)r * STICK_BYTES, op->dtype_out, &acc, 1, STICK_BYTES);
+	}
+}
+
+/* Across the firing's rows, lane by lane: one row out. */
+static void fire_reduce_across(const struct op_desc *op, const uint8_t *in, uint8_t *out,
+			       float *tmp)
+{
+	size_t in_row = row_bytes(op->row_elems, op->dtype_in);
+	bool is_max = op->opcode == SPK_OPC_REDUCE_MAX;
+	uint32_t n = op->row_elems;
+	float *acc = tmp, *x = tmp + n;
+
+	dtype_load(in, op->dtype_in, n, acc);
+	for (uint32_t r = 1; r < op->rows; r++) {
+		dtype_load(in + r * in_row, op->dtype_in, n, x);
+		for (uint32_t i = 0; i < n; i++)
+			acc[i] = reduce_step(is_max, acc[i], x[i]);
+	}
+	dtype_store(out, op->dtype_out, acc, n, row_bytes(n, op->dtype_out));
+}
+
+/* Softmax of n values spaced `stride` floats apart, in place. */
+static void softmax_strided(float *x, uint32_t n, size_t stride)
+{
+	float max = x[0], sum = 0;
+
+	for (uint32_t i = 1; i < n; i++)
+		max = reduce_step(true, max, x[i * stride]);
+	for (uint32_t i = 0; i < n; i++) {
+		x[i * stride] = expf(x[i * stride] - max);
+		sum += x[i * stride];
+	}
+	for (uint32_t i = 0; i < n; i++)
+		x[i * stride] /= sum;
+}
+
+static void fire_softmax(const struct op_desc *op, const uint8_t *in, uint8_t *out,
+			 float *tmp)
+{
+	size_t in_row = row_bytes(op->row_elems, op->dtype_in);
+	size_t out_row = row_bytes(op->row_elems, op->dtype_out);
+	uint32_t n = op->row_elems;
+
+	for (uint32_t r = 0; r < op->rows; r++)
+		dtype_load(in + r * in_row, op->dtype_in, n, tmp + (size_t)r * n);
+	if (op->flags & SPK_OPF_ACROSS) {
+		for (uint32_t i = 0; i < n; i++)
+			softmax_strided(tmp + i, op->rows, n);
+	} else {
+		for (uint32_t r = 0; r < op->rows; r++)
+			softmax_strided(tmp + (size_t)r * n, n, 1);
+	}
+	for (uint32_t r = 0; r < op->rows; r++)
+		dtype_store(out + r * out_row, op->dtype_out, tmp + (size_t)r * n, n, out_row);
+}
+
+/* layernorm: (x - mean) / sqrt(var + eps) * gamma + beta; rmsnorm: x / rms * gamma. */
+static void fire_norm(const struct op_desc *op, const uint8_t *const in[3], uint8_t *out,
+		      float *tmp)
+{
+	size_t in_row = row_bytes(op->row_elems, op->dtype_in);
+	size_t out_row = row_bytes(op->row_elems, op->dtype_out);
+	bool layer = op->opcode == SPK_OPC_LAYERNORM;
+	uint32_t n = op->row_elems;
+	float *x = tmp, *g = tmp + n, *b = tmp + 2 * (size_t)n;
+
+	for (uint32_t r = 0; r < op->rows; r++) {
+		float mean = 0, var = 0, inv;
+
+		dtype_load(in[0] + r * in_row, op->dtype_in, n, x);
+		if (layer) {
+			for (uint32_t i = 0; i < n; i++)
+				mean += x[i];
+			mean /= (float)n;
+		}
+		for (uint32_t i = 0; i < n; i++)
+			var += (x[i] - mean) * (x[i] - mean);
+		inv = 1.0f / sqrtf(var / (float)n + op->imm0);
+		for (uint32_t i = 0; i < n; i++)
+			x[i] = (x[i] - mean) * inv;
+		if (op->num_in > 1) {
+			dtype_load(in[1] + r * in_row, op->dtype_in, n, g);
+			for (uint32_t i = 0; i < n; i++)
+				x[i] *= g[i];
+		}
+		if (op->num_in > 2) {
+			dtype_load(in[2] + r * in_row, op->dtype_in, n, b);
+			for (uint32_t i = 0; i < n; i++)
+				x[i] += b[i];
+		}
+		dtype_store(out + r * out_row, op->dtype_out, x, n, out_row);
+	}
+}
+
+/* rows x row_elems in, row_elems x rows out. */
+static void fire_transpose(const struct op_desc *op, const uint8_t *in, uint8_t *out,
+			   float *tmp)
+{
+	size_t in_row = row_bytes(op->row_elems, op->dtype_in);
+	size_t out_row = row_bytes(op->rows, op->dtype_out);
+	uint32_t n = op->row_elems, m = op->rows;
+	float *x = tmp, *col = tmp + (size_t)m * n;
+
+	for (uint32_t r = 0; r < m; r++)
+		dtype_load(in + r * in_row, op->dtype_in, n, x + (size_t)r * n);
+	for (uint32_t c = 0; c < n; c++) {
+		for (uint32_t r = 0; r < m; r++)
+			col[r] = x[(size_t)r * n + c];
+		dtype_store(out + c * out_row, op->dtype_out, col, m, out_row);
+	}
+}
+
+bool op_fire(const struct op_desc *op, uint32_t firing, const uint8_t *const in[3],
+	     uint8_t *out, float *acc, float *tmp)
+{
+	switch (op->opcode) {
+	case SPK_OPC_MATMUL:
+		return op_matmul_fire(op, firing, in[0], in[1], out, acc, tmp);
+	case SPK_OPC_REDUCE_SUM:
+	case SPK_OPC_REDUCE_MAX:
+		if (op->flags & SPK_OPF_ACROSS)
+			fire_reduce_across(op, in[0], out, tmp);
+		else
+			fire_reduce_along(op, in[0], out, tmp);
+		return true;
+	case SPK_OPC_SOFTMAX:
+		fire_softmax(op, in[0], out, tmp);
+		return true;
+	case SPK_OPC_LAYERNORM:
+	case SPK_OPC_RMSNORM:
+		fire_norm(op, in, out, tmp);
+		return true;
+	case SPK_OPC_TRANSPOSE:
+		fire_transpose(op, in[0], out, tmp);
+		return true;
+	default:
+		fire_elementwise(op, in, out, tmp);
+		return true;
+	}
+}

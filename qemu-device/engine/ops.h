@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Op kernels: one firing of an op on sticks already gathered from its input
+ * FIFOs into contiguous arrays.  Rows are packed into whole sticks: row r
+ * of an input starts at stick r * ceil(row_elems / stick elements), and its
+ * padding lanes are ignored; output padding lanes are written as 0.
+ */
+#ifndef SPYRE_ENGINE_OPS_H
+#define SPYRE_ENGINE_OPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+/* Floats of host scratch one firing of op needs. */
+size_t op_tmp_floats(const struct op_desc *op);
+
+/*
+ * Run firing number `firing` of op.  in[i] holds op->in_sticks[i] sticks,
+ * out room for op->out_sticks (written only when the firing emits), acc is
+ * the matmul accumulator in the scratchpad.  Returns true if it wrote out.
+ */
+bool op_fire(const struct op_desc *op, uint32_t firing, const uint8_t *const in[3],
+	     uint8_t *out, float *acc, float *tmp);
+
+/* The matmul firing (matmul.c). */
+bool op_matmul_fire(const struct op_desc *op, uint32_t firing, const uint8_t *a,
+		    const uint8_t *b, uint8_t *out, float *acc, float *tmp);
+
+#endif /* SPYRE_ENGINE_OPS_H */
