@@ -32,8 +32,8 @@ ENGINE_HDRS := $(wildcard qemu-device/engine/*.h)
 ENGINE_CFLAGS := -std=c11 -O2 -g $(WARN) -Iqemu-device/engine
 ENGINE_OBJS := $(ENGINE_SRCS:%.c=$(B)/obj/%.o)
 ENGINE_SAN_OBJS := $(ENGINE_SRCS:%.c=$(B)/obj-san/%.o)
-ENGINE_TEST_NAMES := test_engine_ops
-ENGINE_TEST_HDRS := $(TEST_HDRS) tests/host/engine_builder.h tests/host/engine_testlib.h
+ENGINE_TEST_NAMES := test_engine_ops test_engine_loader test_engine_run
+ENGINE_TEST_HDRS := tests/lib/tap.h tests/host/engine_builder.h tests/host/engine_testlib.h
 ENGINE_TESTS := $(ENGINE_TEST_NAMES:%=$(B)/tests/host/%) $(ENGINE_TEST_NAMES:%=$(B)/tests/host/%_san)
 HOST_TESTS += $(ENGINE_TESTS)
 .SECONDARY: $(ENGINE_OBJS) $(ENGINE_SAN_OBJS)

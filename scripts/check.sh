@@ -16,6 +16,12 @@ suite_host() {
 	"$B/tests/host/test_libspyre_san"
 	"$SPYRE_TOP/tests/host/library-shape.sh" "$B"
 	"$SPYRE_TOP/tests/host/dmesg-scanner.sh"
+	"$B/tests/host/test_engine_ops"
+	"$B/tests/host/test_engine_ops_san"
+	"$B/tests/host/test_engine_loader"
+	"$B/tests/host/test_engine_loader_san"
+	"$B/tests/host/test_engine_run"
+	"$B/tests/host/test_engine_run_san"
 }
 
 # The card gets a non-default mem-size so the query test proves it is read.

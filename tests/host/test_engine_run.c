@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The scheduler and the timing model: deadlocks are detected, not hung on;
+ * back-pressure keeps results right with the smallest FIFOs; the ring
+ * multicasts; scratchpad relayout; runs are deterministic; and the timing
+ * model gives the rates its parameters promise (docs/engine.md).
+ */
+#include <math.h>
+
+#include "engine_testlib.h"
+#include "tap.h"
+
+#define MEM_BYTES	(16ull << 20)
+#define MiB		(1ull << 20)
+
+static struct pb_program prog;
+static struct spyre_engine_config cfg;
+static struct spyre_engine_stats stats;
+static struct spyre_engine_error err;
+
+static void fill_pattern(struct test_mem *m, uint64_t addr, uint64_t bytes, uint32_t seed)
+{
+	for (uint64_t i = 0; i < bytes; i++)
+		m->bytes[addr + i] = (uint8_t)((i * 2654435761u + seed) >> 13);
+}
+
+/* a -> COPY -> b -> COPY -> a: each op waits for the other. */
+TEST(deadlock_cyclic_ops)
+{
+	struct pb_core *c;
+	struct pb_op *op0, *op1;
+	struct test_mem mem;
+	uint64_t args[2] = { 0, 4096 };
+	uint16_t a, b, in, out;
+
+	memset(&prog, 0, sizeof(prog));
+	spyre_engine_config_default(&cfg);
+	prog.num_args = 2;
+	c = pb_core(&prog, 0);
+	in = pb_stream(c, pb_linear(SPK_EP_DRAM, 0, 0, 4), pb_op_end(), 4, 4);
+	a = pb_stream(c, pb_op_end(), pb_op_end(), 4, 4);
+	b = pb_stream(c, pb_op_end(), pb_op_end(), 4, 4);
+	out = pb_stream(c, pb_op_end(), pb_linear(SPK_EP_DRAM, 1, 0, 4), 4, 4);
+	op0 = pb_op(c, SPK_OPC_ADD, SPK_DT_FP16, SPK_DT_FP16, 4, 1, 64);
+	op0->in[0] = in;
+	op0->in[1] = b;
+	op0->out = a;
+	op1 = pb_op(c, SPK_OPC_COPY, SPK_DT_FP16, SPK_DT_FP16, 4, 1, 64);
+	op1->in[0] = a;
+	op1->out = b;
+	/* Nothing drains `out`: give it a producer so the program is well-formed. */
+	c->streams[out].src = pb_linear(SPK_EP_DRAM, 0, 0, 4);
+	test_mem_init(&mem, 1 << 16);
+	EXPECT_EQ(test_run(&cfg, &prog, &mem, args, 2, &stats, &err), SPYRE_ENGINE_E_DEADLOCK);
+	EXPECT_EQ(err.core, 0);
+	test_mem_fini(&mem);
+}
+
+/* Stream 0 starts after stream 1, and stream 1 after stream 0. */
+TEST(deadlock_stream_dependency_cycle)
+{
+	struct pb_core *c;
+	struct test_mem mem;
+	uint64_t args[2] = { 0, 4096 };
+
+	memset(&prog, 0, sizeof(prog));
+	spyre_engine_config_default(&cfg);
+	prog.num_args = 2;
+	c = pb_core(&prog, 0);
+	pb_stream(c, pb_linear(SPK_EP_DRAM, 0, 0, 4), pb_linear(SPK_EP_DRAM, 1, 0, 4), 4, 4);
+	pb_stream(c, pb_linear(SPK_EP_DRAM, 0, 0, 4), pb_linear(SPK_EP_DRAM, 1, 512, 4), 4, 4);
+	c->streams[0].after = 1;
+	c->streams[1].after = 0;
+	test_mem_init(&mem, 1 << 16);
+	EXPECT_EQ(test_run(&cfg, &prog, &mem, args, 2, &stats, &err), SPYRE_ENGINE_E_DEADLOCK);
+	/* Without the cycle it runs. */
+	c->streams[0].after = SPK_NONE;
+	EXPECT_EQ(test_run(&cfg, &prog, &mem, args, 2, &stats, &err), SPYRE_ENGINE_OK);
+	test_mem_fini(&mem);
+}
+
+/* Two cores each waiting for the other's ring stream. */
+TEST(deadlock_across_the_ring)
+{
+	struct test_mem mem;
+	uint64_t args[1] = { 0 };
+
+	memset(&prog, 0, sizeof(prog));
+	spyre_engine_config_default(&cfg);
+	prog.num_args = 1;
+	for (unsigned core = 0; core < 2; core++) {
+		struct pb_core *c = pb_core(&prog, core);
+		struct pb_op *op = pb_op(c, SPK_OPC_COPY, SPK_DT_FP16, SPK_DT_FP16, 2, 1, 64);
+
+		op->in[0] = pb_stream(c, pb_ring(1, 1 - core), pb_op_end(), 2, 2);
+		op->out = pb_stream(c, pb_op_end(), pb_ring(0, 1u << (1 - core)), 2, 2);
+	}
+	test_mem_init(&mem, 1 << 16);
+	EXPECT_EQ(test_run(&cfg, &prog, &mem, args, 1, &stats, &err), SPYRE_ENGINE_E_DEADLOCK);
+	test_mem_fini(&mem);
+}
+
+/* DRAM -> COPY -> DRAM, n sticks, both FIFOs of fifo_sticks. */
+static uint64_t copy_through_op(uint32_t n, uint32_t fifo_sticks, unsigned *mismatches)
+{
+	struct pb_core *c;
+	struct pb_op *op;
+	struct test_mem mem;
+	uint64_t args[2] = { 0, 4 * MiB };
+
+	memset(&prog, 0, sizeof(prog));
+	spyre_engine_config_default(&cfg);
+	prog.num_args = 2;
+	c = pb_core(&prog, 3);
+	op = pb_op(c, SPK_OPC_COPY, SPK_DT_FP32, SPK_DT_FP32, n, 1, 32);
+	op->in[0] = pb_stream(c, pb_linear(SPK_EP_DRAM, 0, 0, n), pb_op_end(), n, fifo_sticks);
+	op->out = pb_stream(c, pb_op_end(), pb_linear(SPK_EP_DRAM, 1, 0, n), n, fifo_sticks);
+	test_mem_init(&mem, MEM_BYTES);
+	/* Finite fp32 values so the copy is exact. */
+	for (uint32_t i = 0; i < n * 32; i++) {
+		float f = (float)i * 0.5f - 1000;
+
+		memcpy(mem.bytes + 4 * i, &f, 4);
+	}
+	*mismatches = 1;
+	if (test_run(&cfg, &prog, &mem, args, 2, &stats, &err) == SPYRE_ENGINE_OK)
+		*mismatches = (unsigned)!!memcmp(mem.bytes, mem.bytes + args[1], n * 128ull);
+	test_mem_fini(&mem);
+	return stats.device_cycles;
+}
+
+/* A FIFO of one stick: every stick waits for room, results still right. */
+TEST(back_pressure_with_one_stick_fifos)
+{
+	unsigned bad;
+	uint64_t slow = copy_through_op(1000, 1, &bad), fast;
+
+	EXPECT_EQ(bad, 0);
+	EXPECT_EQ(stats.busy_cycles[3] > 0, 1);
+	EXPECT_EQ(stats.busy_cycles[0], 0);
+	fast = copy_through_op(1000, 64, &bad);
+	EXPECT_EQ(bad, 0);
+	printf("  # 1000 sticks: %llu cycles with 1-stick FIFOs, %llu with 64\n",
+	       (unsigned long long)slow, (unsigned long long)fast);
+	EXPECT_TRUE(fast < slow);
+}
+
+/* Core 0 reads, multicasts to cores 1 and 31 (one hop each way), they store. */
+TEST(ring_multicast)
+{
+	struct test_mem mem;
+	uint64_t args[3] = { 0, MiB, 2 * MiB };
+	const uint32_t n = 256;
+
+	memset(&prog, 0, sizeof(prog));
+	spyre_engine_config_default(&cfg);
+	prog.num_args = 3;
+	pb_stream(pb_core(&prog, 0), pb_linear(SPK_EP_DRAM, 0, 0, n),
+		  pb_ring(0, 1u << 1 | 1u << 31), n, 32);
+	pb_stream(pb_core(&prog, 1), pb_ring(0, 0), pb_linear(SPK_EP_DRAM, 1, 0, n), n, 16);
+	pb_stream(pb_core(&prog, 31), pb_ring(0, 0), pb_linear(SPK_EP_DRAM, 2, 0, n), n, 8);
+	test_mem_init(&mem, MEM_BYTES);
+	fill_pattern(&mem, 0, n * 128ull, 7);
+	ASSERT_EQ(test_run(&cfg, &prog, &mem, args, 3, &stats, &err), SPYRE_ENGINE_OK);
+	EXPECT_EQ(memcmp(mem.bytes, mem.bytes + MiB, n * 128ull), 0);
+	EXPECT_EQ(memcmp(mem.bytes, mem.bytes + 2 * MiB, n * 128ull), 0);
+	EXPECT_EQ(stats.ring_bytes, n * 128ull);
+	EXPECT_EQ(stats.ring_link_bytes, 2 * n * 128ull);
+	EXPECT_EQ(stats.dram_read_bytes, n * 128ull);
+	EXPECT_EQ(stats.dram_write_bytes, 2 * n * 128ull);
+	test_mem_fini(&mem);
+}
+
+/* Farther destinations cross more links: core 0 to core 4 is 4 hops. */
+TEST(ring_hops_count_links)
+{
+	struct test_mem mem;
+	uint64_t args[2] = { 0, MiB };
+
+	memset(&prog, 0, sizeof(prog));
+	spyre_engine_config_default(&cfg);
+	prog.num_args = 2;
+	pb_stream(pb_core(&prog, 0), pb_linear(SPK_EP_DRAM, 0, 0, 64), pb_ring(0, 1u << 4), 64,
+		  32);
+	pb_stream(pb_core(&prog, 4), pb_ring(0, 0), pb_linear(SPK_EP_DRAM, 1, 0, 64), 64, 32);
+	test_mem_init(&mem, MEM_BYTES);
+	fill_pattern(&mem, 0, 64 * 128, 3);
+	ASSERT_EQ(test_run(&cfg, &prog, &mem, args, 2, &stats, &err), SPYRE_ENGINE_OK);
+	EXPECT_EQ(memcmp(mem.bytes, mem.bytes + MiB, 64 * 128), 0);
+	EXPECT_EQ(stats.ring_link_bytes, 4 * 64 * 128ull);
+	test_mem_fini(&mem);
+}
+
+/*
+ * Relayout through the scratchpad: a 4 x 8 grid of sticks is stored into a
+ * buffer column by column, then written back in order: a stick transpose.
+ */
+TEST(relayout_through_scratchpad)
+{
+	struct pb_core *c;
+	struct test_mem mem;
+	uint64_t args[2] = { 0, MiB };
+	uint16_t grid;
+	unsigned bad = 0;
+
+	memset(&prog, 0, sizeof(prog));
+	spyre_engine_config_default(&cfg);
+	prog.num_args = 2;
+	c = pb_core(&prog, 0);
+	grid = pb_buffer(c, 32 * 128);
+	/* Stick (r, col) of the source goes to scratch stick col * 4 + r. */
+	pb_stream(c, pb_linear(SPK_EP_DRAM, 0, 0, 32),
+		  (struct pb_endpoint){ SPK_EP_SCRATCH, grid, 0, 0, { 8, 4, 1, 1 },
+					{ 4 * 128, 128, 0, 0 } },
+		  32, 8);
+	pb_stream(c, pb_linear(SPK_EP_SCRATCH, grid, 0, 32), pb_linear(SPK_EP_DRAM, 1, 0, 32),
+		  32, 8);
+	c->streams[1].after = 0;
+	test_mem_init(&mem, MEM_BYTES);
+	fill_pattern(&mem, 0, 32 * 128, 11);
+	ASSERT_EQ(test_run(&cfg, &prog, &mem, args, 2, &stats, &err), SPYRE_ENGINE_OK);
+	for (unsigned r = 0; r < 4; r++)
+		for (unsigned col = 0; col < 8; col++)
+			bad += !!memcmp(mem.bytes + (r * 8 + col) * 128,
+					mem.bytes + MiB + (col * 4 + r) * 128, 128);
+	EXPECT_EQ(bad, 0);
+	test_mem_fini(&mem);
+}
+
+/* A strided gather straight from DRAM to DRAM: every other stick, backwards. */
+TEST(dram_to_dram_strided_gather)
+{
+	struct test_mem mem;
+	uint64_t args[2] = { 0, MiB };
+	unsigned bad = 0;
+
+	memset(&prog, 0, sizeof(prog));
+	spyre_engine_config_default(&cfg);
+	prog.num_args = 2;
+	pb_stream(pb_core(&prog, 2),
+		  (struct pb_endpoint){ SPK_EP_DRAM, 0, 0, 99 * 256, { 100, 1, 1, 1 },
+					{ -256, 0, 0, 0 } },
+		  pb_linear(SPK_EP_DRAM, 1, 0, 100), 100, 5);
+	test_mem_init(&mem, MEM_BYTES);
+	fill_pattern(&mem, 0, 200 * 128, 5);
+	ASSERT_EQ(test_run(&cfg, &prog, &mem, args, 2, &stats, &err), SPYRE_ENGINE_OK);
+	for (unsigned i = 0; i < 100; i++)
+		bad += !!memcmp(mem.bytes + (99 - i) * 256, mem.bytes + MiB + i * 128, 128);
+	EXPECT_EQ(bad, 0);
+	test_mem_fini(&mem);
+}
+
+/* One matmul tile program, M x K x N fp16 on `cores` cores, each its own tiles. */
+static void matmul_program(unsigned cores, uint32_t M, uint32_t K, uint32_t N,
+			   uint32_t tiles_per_core, uint32_t fifo_tiles)
+{
+	uint32_t a_sticks = M * (K / 64), b_sticks = K * (N / 64), c_sticks = M * (N / 64);
+
+	memset(&prog, 0, sizeof(prog));
+	spyre_engine_config_default(&cfg);
+	prog.num_args = 3;
+	for (unsigned core = 0; core < cores; core++) {
+		struct pb_core *c = pb_core(&prog, core);
+		struct pb_op *op = pb_op(c, SPK_OPC_MATMUL, SPK_DT_FP16, SPK_DT_FP16,
+					 tiles_per_core, M, N);
+		uint64_t a_off = (uint64_t)core * tiles_per_core * a_sticks * 128;
+
+		op->k = K;
+		op->k_steps = 1;
+		op->in[0] = pb_stream(c, pb_linear(SPK_EP_DRAM, 0, a_off, tiles_per_core * a_sticks),
+				      pb_op_end(), tiles_per_core * a_sticks, fifo_tiles * a_sticks);
+		/* B stays the same: read it again for every tile (stride 0). */
+		op->in[1] = pb_stream(c, (struct pb_endpoint){ SPK_EP_DRAM, 1, 0, 0,
+							       { b_sticks, tiles_per_core, 1, 1 },
+							       { 128, 0, 0, 0 } },
+				      pb_op_end(), tiles_per_core * b_sticks, fifo_tiles * b_sticks);
+		op->out = pb_stream(c, pb_op_end(),
+				    pb_linear(SPK_EP_DRAM, 2, a_off / (K / 64) * (N / 64),
+					      tiles_per_core * c_sticks),
+				    tiles_per_core * c_sticks, fifo_tiles * c_sticks);
+		op->acc_buffer = pb_buffer(c, M * (N / 32) * 128);
+	}
+}
+
+/* The same program twice: identical results and identical statistics. */
+TEST(runs_are_deterministic)
+{
+	struct test_mem m1, m2;
+	struct spyre_engine_stats s1, s2;
+	uint64_t args[3] = { 0, 4 * MiB, 8 * MiB };
+
+	matmul_program(4, 32, 128, 64, 3, 2);
+	test_mem_init(&m1, MEM_BYTES);
+	test_mem_init(&m2, MEM_BYTES);
+	for (uint64_t i = 0; i < 8 * MiB; i += 2) {
+		uint16_t h = (uint16_t)(0x3000 + (i * 7919 % 0x0c00));	/* finite fp16 */
+
+		memcpy(m1.bytes + i, &h, 2);
+	}
+	memcpy(m2.bytes, m1.bytes, MEM_BYTES);
+	ASSERT_EQ(test_run(&cfg, &prog, &m1, args, 3, &s1, &err), SPYRE_ENGINE_OK);
+	ASSERT_EQ(test_run(&cfg, &prog, &m2, args, 3, &s2, &err), SPYRE_ENGINE_OK);
+	EXPECT_EQ(memcmp(m1.bytes, m2.bytes, MEM_BYTES), 0);
+	EXPECT_EQ(memcmp(&s1, &s2, sizeof(s1)), 0);
+	EXPECT_EQ(s1.macs, 4ull * 3 * 32 * 128 * 64);
+	EXPECT_EQ(s1.op_firings, 12);
+	test_mem_fini(&m1);
+	test_mem_fini(&m2);
+}
+
+/*
+ * Timing: a 64x64x64 fp16 matmul stream on one core is compute-bound and
+ * should sustain the published 1140 MAC/ns per core (within 10%).
+ */
+TEST(timing_matmul_rate_per_core)
+{
+	struct test_mem mem;
+	uint64_t args[3] = { 0, 4 * MiB, 8 * MiB };
+	double rate;
+
+	matmul_program(1, 64, 64, 64, 64, 2);
+	test_mem_init(&mem, MEM_BYTES);
+	ASSERT_EQ(test_run(&cfg, &prog, &mem, args, 3, &stats, &err), SPYRE_ENGINE_OK);
+	rate = (double)stats.macs / (double)stats.device_ns;
+	printf("  # %.0f MAC/ns on one core (%llu ns, PE busy %llu of %llu cycles)\n", rate,
+	       (unsigned long long)stats.device_ns, (unsigned long long)stats.pe_busy_cycles[0],
+	       (unsigned long long)stats.device_cycles);
+	EXPECT_TRUE(fabs(rate - 1140) <= 114);
+	test_mem_fini(&mem);
+}
+
+/*
+ * Timing: DRAM -> scratchpad alone streams at the read-only 150 GB/s, given
+ * a FIFO that covers latency x bandwidth (100 ns x 150 GB/s = 15 KB).
+ */
+TEST(timing_dram_read_bandwidth)
+{
+	struct test_mem mem;
+	uint64_t args[1] = { 0 };
+	const uint32_t n = 8192;	/* 1 MiB */
+	struct pb_core *c;
+	uint16_t buf;
+	double gbs;
+
+	memset(&prog, 0, sizeof(prog));
+	spyre_engine_config_default(&cfg);
+	prog.num_args = 1;
+	c = pb_core(&prog, 0);
+	buf = pb_buffer(c, n * 128);
+	pb_stream(c, pb_linear(SPK_EP_DRAM, 0, 0, n), pb_linear(SPK_EP_SCRATCH, buf, 0, n), n, 256);
+	test_mem_init(&mem, MEM_BYTES);
+	ASSERT_EQ(test_run(&cfg, &prog, &mem, args, 1, &stats, &err), SPYRE_ENGINE_OK);
+	gbs = (double)n * 128 / (double)stats.device_ns;
+	printf("  # DRAM read: %.1f GB/s\n", gbs);
+	EXPECT_TRUE(fabs(gbs - 150) <= 15);
+	test_mem_fini(&mem);
+}
+
+/* Timing: a DRAM -> DRAM copy mixes reads and writes: about 105 GB/s in total. */
+TEST(timing_dram_mixed_bandwidth)
+{
+	struct test_mem mem;
+	uint64_t args[2] = { 0, 4 * MiB };
+	const uint32_t n = 8192;
+	double gbs;
+
+	memset(&prog, 0, sizeof(prog));
+	spyre_engine_config_default(&cfg);
+	prog.num_args = 2;
+	pb_stream(pb_core(&prog, 0), pb_linear(SPK_EP_DRAM, 0, 0, n),
+		  pb_linear(SPK_EP_DRAM, 1, 0, n), n, 256);
+	test_mem_init(&mem, MEM_BYTES);
+	ASSERT_EQ(test_run(&cfg, &prog, &mem, args, 2, &stats, &err), SPYRE_ENGINE_OK);
+	gbs = 2.0 * n * 128 / (double)stats.device_ns;
+	printf("  # DRAM copy: %.1f GB/s read+write\n", gbs);
+	EXPECT_TRUE(fabs(gbs - 105) <= 10.5);
+	test_mem_fini(&mem);
+}
+
+/* Double buffering: a FIFO of two firings lets load, compute and store overlap. */
+TEST(timing_double_buffering_overlaps)
+{
+	struct test_mem mem;
+	uint64_t args[3] = { 0, 4 * MiB, 8 * MiB };
+	uint64_t single, dbl;
+
+	test_mem_init(&mem, MEM_BYTES);
+	matmul_program(1, 64, 256, 128, 16, 1);
+	ASSERT_EQ(test_run(&cfg, &prog, &mem, args, 3, &stats, &err), SPYRE_ENGINE_OK);
+	single = stats.device_cycles;
+	matmul_program(1, 64, 256, 128, 16, 2);
+	ASSERT_EQ(test_run(&cfg, &prog, &mem, args, 3, &stats, &err), SPYRE_ENGINE_OK);
+	dbl = stats.device_cycles;
+	printf("  # %llu cycles single-buffered, %llu double-buffered\n",
+	       (unsigned long long)single, (unsigned long long)dbl);
+	EXPECT_TRUE(dbl * 10 < single * 9);
+	test_mem_fini(&mem);
+}
+
+TAP_MAIN()
