@@ -40,7 +40,7 @@ HOST_TESTS += $(ENGINE_TESTS)
 VM_TESTS := $(B)/tests/vm/test_query $(B)/tests/vm/run-vm-tests.sh $(B)/tests/vm/dmesg-check.sh
 TEST_HDRS := tests/lib/tap.h
 
-.PHONY: all setup qemu driver lib tools tests initramfs debug run check bench shell shell-debug clean
+.PHONY: all setup qemu qtest driver lib tools tests initramfs debug run check bench shell shell-debug clean
 all: qemu driver lib tools tests initramfs
 
 setup:
@@ -48,6 +48,10 @@ setup:
 
 qemu: setup
 	scripts/build-qemu.sh
+
+# QEMU's qos-test (with tests/qtest/spyre-test.c) and device-introspect-test.
+qtest: setup
+	scripts/build-qemu.sh --qtest
 
 driver: setup
 	scripts/build-driver.sh stock
@@ -137,7 +141,7 @@ debug: setup lib tools tests
 run: all
 	@scripts/run-demo.sh
 
-check: all debug
+check: all debug qtest
 	@scripts/check.sh
 
 # Benchmarks: a table on stdout, results in build/bench/results.json.

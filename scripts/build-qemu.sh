@@ -3,10 +3,20 @@
 # from qemu-device/.  The tree and build live in the cache; the build
 # directory is keyed by the QEMU source version and the configure options, so
 # a second run only recompiles what qemu-device/ changed.
+# usage: build-qemu.sh [--qtest]
+#   --qtest  also build QEMU's qos-test (with the card's tests/qtest/spyre-test.c)
+#            and device-introspect-test, for scripts/run-qtest.sh
 set -euo pipefail
 # Debian's python3 and meson, whatever else is first on PATH.
 export PATH=/usr/bin:$PATH
 . "$(dirname "$0")/common.sh"
+
+want_qtest=0
+case "${1:-}" in
+--qtest) want_qtest=1 ;;
+"") ;;
+*) echo "usage: $0 [--qtest]" >&2; exit 2 ;;
+esac
 
 [ -f "$QEMU_SRC/.done" ] || "$SPYRE_TOP/scripts/setup.sh"
 
@@ -36,6 +46,14 @@ hook_tree() {
 		"$QEMU_SRC/configs/devices/i386-softmmu/default.mak"
 	local mak="$QEMU_SRC/configs/devices/x86_64-softmmu/default.mak"
 	grep -q '^CONFIG_SPYRE=y' "$mak" || printf '%s\n' "$DEVICE_CONFIG" >> "$mak"
+	# The card's qtest is one more source of qos-test, like nvme-test.c.
+	local qmeson="$QEMU_SRC/tests/qtest/meson.build"
+	grep -q "^  'spyre-test.c',$" "$qmeson" ||
+		sed -i "s|^  'nvme-test.c',$|  'nvme-test.c',\n  'spyre-test.c',|" "$qmeson"
+	grep -q "^  'spyre-test.c',$" "$qmeson" || {
+		echo "build-qemu: cannot add spyre-test.c to $qmeson" >&2
+		exit 1
+	}
 }
 
 # Copy only changed files (by content) so ninja rebuilds only the device.
@@ -43,6 +61,15 @@ sync_device() {
 	mkdir -p "$QEMU_SRC/hw/spyre/include"
 	rsync -rc --delete --exclude include "$SPYRE_TOP/qemu-device/" "$QEMU_SRC/hw/spyre/"
 	rsync -c "$SPYRE_TOP/include/spyre_regs.h" "$QEMU_SRC/hw/spyre/include/"
+	# meson.build names it (hook_tree), so the tree always needs one: the
+	# repository's, else an empty placeholder (qos-test then has no card tests).
+	local qtest_src="$SPYRE_TOP/tests/qtest/spyre-test.c"
+	if [ -f "$qtest_src" ]; then
+		rsync -c "$qtest_src" "$QEMU_SRC/tests/qtest/"
+	elif ! grep -q 'placeholder' "$QEMU_SRC/tests/qtest/spyre-test.c" 2>/dev/null; then
+		echo '/* placeholder: tests/qtest/spyre-test.c is missing */' \
+			> "$QEMU_SRC/tests/qtest/spyre-test.c"
+	fi
 }
 
 hook_tree
@@ -60,5 +87,8 @@ if [ ! -f "$build/.configured" ]; then
 	touch "$build/.configured"
 fi
 ninja -C "$build" qemu-system-x86_64
+if [ $want_qtest = 1 ]; then
+	ninja -C "$build" tests/qtest/qos-test tests/qtest/device-introspect-test
+fi
 ln -sfn "$build" "$SPYRE_CACHE/qemu-build"
 echo "build-qemu: $build/qemu-system-x86_64"

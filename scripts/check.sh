@@ -6,7 +6,7 @@ set -uo pipefail
 . "$(dirname "$0")/common.sh"
 
 B=${SPYRE_BUILD:-$SPYRE_TOP/build}
-suites=${SPYRE_SUITES:-host kunit vm vm-debug}
+suites=${SPYRE_SUITES:-host qtest kunit vm vm-debug}
 tap=$SPYRE_TOP/tests/lib/tap-summary.sh
 counts_dir=$(mktemp -d)
 trap 'rm -rf "$counts_dir"' EXIT
@@ -22,6 +22,12 @@ suite_host() {
 	"$B/tests/host/test_engine_loader_san"
 	"$B/tests/host/test_engine_run"
 	"$B/tests/host/test_engine_run_san"
+}
+
+# qtest: QEMU's qtest framework against the card (libqos "spyre" node in
+# qos-test, and QEMU's device-introspect-test), no guest.
+suite_qtest() {
+	"$SPYRE_TOP/scripts/run-qtest.sh"
 }
 
 # The card gets a non-default mem-size so the query test proves it is read.
