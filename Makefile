@@ -37,7 +37,8 @@ ENGINE_TEST_HDRS := tests/lib/tap.h tests/host/engine_builder.h tests/host/engin
 ENGINE_TESTS := $(ENGINE_TEST_NAMES:%=$(B)/tests/host/%) $(ENGINE_TEST_NAMES:%=$(B)/tests/host/%_san)
 HOST_TESTS += $(ENGINE_TESTS)
 .SECONDARY: $(ENGINE_OBJS) $(ENGINE_SAN_OBJS)
-VM_TESTS := $(B)/tests/vm/test_query $(B)/tests/vm/run-vm-tests.sh $(B)/tests/vm/dmesg-check.sh
+VM_TESTS := $(B)/tests/vm/test_query $(B)/tests/vm/test_submit $(B)/tests/vm/run-vm-tests.sh \
+	$(B)/tests/vm/dmesg-check.sh
 TEST_HDRS := tests/lib/tap.h
 
 .PHONY: all setup qemu qtest driver lib tools tests initramfs debug run check bench shell shell-debug clean
@@ -119,6 +120,10 @@ $(B)/tests/host/test_engine_%_san: tests/host/test_engine_%.c $(ENGINE_TEST_HDRS
 $(B)/tests/vm/test_query: tests/vm/test_query.c $(TEST_HDRS) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) -Itests/lib $< -o $@ $(LINK_LIB)
+
+$(B)/tests/vm/test_submit: tests/vm/test_submit.c $(TEST_HDRS) include/uapi/drm/spyre_accel.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) -Itests/lib $< -o $@
 
 $(B)/bench/dma-bench: tests/bench/dma-bench.c include/spyre_regs.h
 	@mkdir -p $(@D)

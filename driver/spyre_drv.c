@@ -5,25 +5,95 @@
 #include <linux/pci.h>
 
 #include <drm/drm_accel.h>
+#include <drm/drm_file.h>
+#include <drm/drm_managed.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_ioctl.h>
 #include <drm/drm_print.h>
 
 #include "spyre_drv.h"
+#include "spyre_gem.h"
 #include "spyre_hw.h"
+#include "spyre_job.h"
 #include "spyre_query.h"
 #include "uapi/drm/spyre_accel.h"
 
 static const struct drm_ioctl_desc spyre_drm_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(SPYRE_QUERY, spyre_query_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(SPYRE_BO_CREATE, spyre_bo_create_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(SPYRE_BO_INFO, spyre_bo_info_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(SPYRE_SUBMIT, spyre_submit_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(SPYRE_BO_WAIT, spyre_bo_wait_ioctl, 0),
 };
+
+/* Each open file gets its own address space in a free hardware context. */
+static int spyre_open(struct drm_device *dev, struct drm_file *file)
+{
+	struct spyre_device *sdev = to_spyre_device(dev);
+	struct spyre_file *sfile;
+	int id, ret;
+
+	sfile = kzalloc(sizeof(*sfile), GFP_KERNEL);
+	if (!sfile)
+		return -ENOMEM;
+	sfile->sdev = sdev;
+	mutex_init(&sfile->submit_lock);
+
+	id = ida_alloc_range(&sdev->ctx_ida, SPYRE_KERNEL_CTX + 1, SPYRE_NUM_CONTEXTS - 1,
+			     GFP_KERNEL);
+	if (id < 0) {
+		ret = id == -ENOSPC ? -EBUSY : id;
+		goto err_free;
+	}
+	ret = spyre_mmu_ctx_init(sdev, &sfile->ctx, id);
+	if (ret)
+		goto err_ida;
+	ret = spyre_file_entities_init(sfile);
+	if (ret)
+		goto err_ctx;
+
+	mutex_lock(&sdev->files_lock);
+	list_add(&sfile->link, &sdev->files);
+	mutex_unlock(&sdev->files_lock);
+	file->driver_priv = sfile;
+	return 0;
+
+err_ctx:
+	spyre_mmu_ctx_fini(&sfile->ctx);
+err_ida:
+	ida_free(&sdev->ctx_ida, id);
+err_free:
+	mutex_destroy(&sfile->submit_lock);
+	kfree(sfile);
+	return ret;
+}
+
+static void spyre_postclose(struct drm_device *dev, struct drm_file *file)
+{
+	struct spyre_device *sdev = to_spyre_device(dev);
+	struct spyre_file *sfile = file->driver_priv;
+
+	/* Handles are gone; the card may still run this file's jobs. */
+	spyre_file_entities_fini(sfile);
+	mutex_lock(&sdev->files_lock);
+	list_del(&sfile->link);
+	mutex_unlock(&sdev->files_lock);
+	spyre_mmu_ctx_fini(&sfile->ctx);
+	ida_free(&sdev->ctx_ida, sfile->ctx.id);
+	mutex_destroy(&sfile->submit_lock);
+	kfree(sfile);
+}
 
 DEFINE_DRM_ACCEL_FOPS(spyre_accel_fops);
 
 static const struct drm_driver spyre_drm_driver = {
-	.driver_features = DRIVER_COMPUTE_ACCEL,
+	.driver_features = DRIVER_GEM | DRIVER_COMPUTE_ACCEL | DRIVER_SYNCOBJ |
+			   DRIVER_SYNCOBJ_TIMELINE,
 	.fops = &spyre_accel_fops,
+	.open = spyre_open,
+	.postclose = spyre_postclose,
+	.gem_create_object = spyre_gem_create_object,
 	.ioctls = spyre_drm_ioctls,
 	.num_ioctls = ARRAY_SIZE(spyre_drm_ioctls),
 	.name = DRIVER_NAME,
@@ -32,6 +102,54 @@ static const struct drm_driver spyre_drm_driver = {
 	.major = 0,
 	.minor = 1,
 };
+
+static void spyre_kernel_ctx_release(struct drm_device *dev, void *arg)
+{
+	struct spyre_device *sdev = arg;
+
+	spyre_mmu_unmap(&sdev->kernel_ctx, &sdev->fence_node);
+	spyre_mmu_ctx_fini(&sdev->kernel_ctx);
+	dma_free_coherent(sdev->drm.dev, PAGE_SIZE, sdev->fence_page, sdev->fence_dma);
+	ida_destroy(&sdev->ctx_ida);
+}
+
+/* Context 0: only the page where the rings' FENCE commands write. */
+static int spyre_kernel_ctx_init(struct spyre_device *sdev)
+{
+	struct spyre_mmu_backing fence = {
+		.system = true,
+		.size = PAGE_SIZE,
+		.writable = true,
+	};
+	int ret;
+
+	ida_init(&sdev->ctx_ida);
+	mutex_init(&sdev->files_lock);
+	INIT_LIST_HEAD(&sdev->files);
+	sdev->fence_page = dma_alloc_coherent(sdev->drm.dev, PAGE_SIZE, &sdev->fence_dma,
+					      GFP_KERNEL);
+	if (!sdev->fence_page)
+		return -ENOMEM;
+	fence.addr = sdev->fence_dma;
+	ret = spyre_mmu_ctx_init(sdev, &sdev->kernel_ctx, SPYRE_KERNEL_CTX);
+	if (ret)
+		goto err_free_page;
+	ret = spyre_mmu_map(&sdev->kernel_ctx, &sdev->fence_node, &fence, SPYRE_KERNEL_FENCE_VA);
+	if (ret)
+		goto err_ctx_fini;
+	return drmm_add_action_or_reset(&sdev->drm, spyre_kernel_ctx_release, sdev);
+
+err_ctx_fini:
+	spyre_mmu_ctx_fini(&sdev->kernel_ctx);
+err_free_page:
+	dma_free_coherent(sdev->drm.dev, PAGE_SIZE, sdev->fence_page, sdev->fence_dma);
+	return ret;
+}
+
+static void spyre_queues_release(struct drm_device *dev, void *arg)
+{
+	spyre_queues_fini(arg);
+}
 
 static int spyre_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
@@ -59,12 +177,26 @@ static int spyre_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = spyre_hw_init(sdev);
 	if (ret)
 		return ret;
+	ret = spyre_kernel_ctx_init(sdev);
+	if (ret)
+		return ret;
+	ret = spyre_queues_init(sdev);
+	if (ret)
+		return ret;
+	ret = drmm_add_action_or_reset(&sdev->drm, spyre_queues_release, sdev);
+	if (ret)
+		return ret;
 	ret = spyre_hw_irq_init(sdev);
 	if (ret)
 		goto err_hw_fini;
 	ret = spyre_hw_irq_selftest(sdev);
 	if (ret)
 		goto err_hw_fini;
+	ret = spyre_queues_hw_init(sdev);
+	if (ret) {
+		drm_err(&sdev->drm, "card refused the command rings\n");
+		goto err_hw_fini;
+	}
 
 	ret = drm_dev_register(&sdev->drm, 0);
 	if (ret)
@@ -84,9 +216,14 @@ err_hw_fini:
 static void spyre_remove(struct pci_dev *pdev)
 {
 	struct spyre_device *sdev = pci_get_drvdata(pdev);
+	int i;
 
 	drm_dev_unplug(&sdev->drm);
 	spyre_hw_fini(sdev);
+	cancel_work_sync(&sdev->error_work);
+	/* Nothing in flight will signal now: fail it so waiters wake. */
+	for (i = 0; i < SPYRE_NUM_QUEUES; i++)
+		spyre_queue_cancel_inflight(&sdev->queues[i], NULL);
 }
 
 static const struct pci_device_id spyre_pci_ids[] = {

@@ -5,11 +5,19 @@
 #define __SPYRE_DRV_H__
 
 #include <linux/completion.h>
+#include <linux/idr.h>
 #include <linux/pci.h>
 #include <drm/drm_device.h>
+#include <drm/gpu_scheduler.h>
+
+#include "spyre_job.h"
+#include "spyre_mmu.h"
 
 #define DRIVER_NAME	"spyre"
 #define DRIVER_DESC	"IBM Spyre AI accelerator"
+
+/* Hardware context 0 is the kernel's: rings' FENCEs write its fence page. */
+#define SPYRE_KERNEL_CTX	0
 
 /* Facts read from the card's capability registers at probe. */
 struct spyre_hw_info {
@@ -29,6 +37,29 @@ struct spyre_device {
 	bool irq_selftest_passed;
 	/* Signalled by the interrupt handler on SPYRE_INT_SELFTEST. */
 	struct completion irq_selftest_done;
+
+	struct spyre_mmu_ctx kernel_ctx;
+	u64 *fence_page;		/* a seqno per queue, written by the card */
+	dma_addr_t fence_dma;
+	struct drm_mm_node fence_node;
+	struct spyre_queue queues[SPYRE_NUM_QUEUES];
+	struct ida ctx_ida;		/* client hardware contexts 1..15 */
+	struct work_struct error_work;	/* stopped queues, MMU faults */
+	/* Protects files */
+	struct mutex files_lock;
+	struct list_head files;		/* struct spyre_file, to restore after reset */
+};
+
+/* Per open file: an address space and a scheduler entity per queue. */
+struct spyre_file {
+	struct spyre_device *sdev;
+	struct list_head link;
+	struct spyre_mmu_ctx ctx;
+	struct drm_sched_entity entities[SPYRE_NUM_QUEUES];
+	bool banned;			/* a job faulted or hung: no more submits */
+	/* Protects last_fence and the order of pushes */
+	struct mutex submit_lock;
+	struct dma_fence *last_fence[SPYRE_NUM_QUEUES];
 };
 
 #define to_spyre_device(dev) container_of(dev, struct spyre_device, drm)

@@ -7,6 +7,7 @@
 
 #include <kunit/visibility.h>
 
+#include <drm/drm_drv.h>
 #include <drm/drm_print.h>
 
 #include "spyre_hw.h"
@@ -72,7 +73,7 @@ int spyre_hw_reset(struct spyre_device *sdev)
 static irqreturn_t spyre_irq_misc(int irq, void *arg)
 {
 	struct spyre_device *sdev = arg;
-	u32 status = spyre_rd32(sdev, SPYRE_REG_INT_STATUS);
+	u32 status = spyre_rd32(sdev, SPYRE_REG_INT_STATUS) & SPYRE_INT_MISC_ALL;
 
 	if (!status)
 		return IRQ_NONE;
@@ -85,34 +86,94 @@ static irqreturn_t spyre_irq_misc(int irq, void *arg)
 				    spyre_rd32(sdev, SPYRE_REG_ERR_ADDR));
 		spyre_wr32(sdev, SPYRE_REG_ERR_STATUS, 0);
 	}
+	if (status & (SPYRE_INT_CMD_ERROR | SPYRE_INT_MMU_FAULT))
+		schedule_work(&sdev->error_work);
 	if (status & SPYRE_INT_SELFTEST)
 		complete(&sdev->irq_selftest_done);
 	return IRQ_HANDLED;
 }
 
+static irqreturn_t spyre_irq_queue(int irq, void *arg)
+{
+	struct spyre_queue *q = arg;
+
+	spyre_wr32(q->sdev, SPYRE_REG_INT_STATUS, SPYRE_INT_QUEUE_FENCE(q->index));
+	spyre_queue_signal(q);
+	return IRQ_HANDLED;
+}
+
+/* Failed commands and MMU faults, out of interrupt context. */
+static void spyre_error_work(struct work_struct *work)
+{
+	struct spyre_device *sdev = container_of(work, struct spyre_device, error_work);
+	u32 fault;
+	int idx;
+
+	if (!drm_dev_enter(&sdev->drm, &idx))
+		return;
+	fault = spyre_rd32(sdev, SPYRE_REG_FAULT_STATUS);
+	if (fault & SPYRE_FAULT_VALID) {
+		drm_dbg(&sdev->drm,
+			"MMU fault: context %u queue %u %s of 0x%08x%08x, reason %u%s\n",
+			spyre_rd32(sdev, SPYRE_REG_FAULT_CONTEXT),
+			spyre_rd32(sdev, SPYRE_REG_FAULT_QUEUE),
+			spyre_rd32(sdev, SPYRE_REG_FAULT_ACCESS) == SPYRE_ACCESS_WRITE ?
+			"write" : "read",
+			spyre_rd32(sdev, SPYRE_REG_FAULT_ADDR_HI),
+			spyre_rd32(sdev, SPYRE_REG_FAULT_ADDR_LO),
+			spyre_rd32(sdev, SPYRE_REG_FAULT_REASON),
+			fault & SPYRE_FAULT_OVERFLOW ? " (and more)" : "");
+		spyre_wr32(sdev, SPYRE_REG_FAULT_STATUS, 0);
+	}
+	spyre_queues_handle_errors(sdev);
+	drm_dev_exit(idx);
+}
+
 int spyre_hw_irq_init(struct spyre_device *sdev)
 {
 	struct pci_dev *pdev = sdev->pdev;
-	int nvec, ret;
+	int i, ret;
 
-	nvec = min_t(u32, sdev->info.num_vectors, SPYRE_MSIX_VECTORS);
+	if (sdev->info.num_vectors < SPYRE_MSIX_VECTORS) {
+		drm_err(&sdev->drm, "card has %u MSI-X vectors, %d needed\n",
+			sdev->info.num_vectors, SPYRE_MSIX_VECTORS);
+		return -ENODEV;
+	}
 	/* Freed by pcim when the device is released. */
-	ret = pci_alloc_irq_vectors(pdev, nvec, nvec, PCI_IRQ_MSIX);
+	ret = pci_alloc_irq_vectors(pdev, SPYRE_MSIX_VECTORS, SPYRE_MSIX_VECTORS, PCI_IRQ_MSIX);
 	if (ret < 0) {
-		drm_err(&sdev->drm, "cannot allocate %d MSI-X vectors: %d\n", nvec, ret);
+		drm_err(&sdev->drm, "cannot allocate MSI-X vectors: %d\n", ret);
 		return ret;
 	}
 	sdev->info.num_vectors = ret;
+	INIT_WORK(&sdev->error_work, spyre_error_work);
 
 	ret = devm_request_irq(&pdev->dev, pci_irq_vector(pdev, SPYRE_MSIX_VECTOR_MISC),
 			       spyre_irq_misc, 0, DRIVER_NAME, sdev);
+	for (i = 0; i < SPYRE_NUM_QUEUES && !ret; i++)
+		ret = devm_request_irq(&pdev->dev,
+				       pci_irq_vector(pdev, SPYRE_MSIX_VECTOR_QUEUE(i)),
+				       spyre_irq_queue, 0, sdev->queues[i].name, &sdev->queues[i]);
 	if (ret) {
-		drm_err(&sdev->drm, "cannot request the misc interrupt: %d\n", ret);
+		drm_err(&sdev->drm, "cannot request interrupts: %d\n", ret);
 		return ret;
 	}
-	/* Queue causes stay masked until submission sets up their vectors. */
-	spyre_wr32(sdev, SPYRE_REG_INT_MASK, SPYRE_INT_ALL & ~SPYRE_INT_MISC_ALL);
+	spyre_wr32(sdev, SPYRE_REG_INT_MASK, 0);
 	return 0;
+}
+
+/* After a reset: contexts, rings and interrupts as they were. */
+int spyre_hw_restore(struct spyre_device *sdev)
+{
+	struct spyre_file *sfile;
+
+	spyre_mmu_ctx_restore(&sdev->kernel_ctx);
+	mutex_lock(&sdev->files_lock);
+	list_for_each_entry(sfile, &sdev->files, link)
+		spyre_mmu_ctx_restore(&sfile->ctx);
+	mutex_unlock(&sdev->files_lock);
+	spyre_wr32(sdev, SPYRE_REG_INT_MASK, 0);
+	return spyre_queues_hw_init(sdev);
 }
 
 /* Ask the card to raise its misc vector and wait for the handler to see it. */

@@ -24,6 +24,7 @@ int spyre_hw_init(struct spyre_device *sdev);
 int spyre_hw_reset(struct spyre_device *sdev);
 int spyre_hw_irq_init(struct spyre_device *sdev);
 int spyre_hw_irq_selftest(struct spyre_device *sdev);
+int spyre_hw_restore(struct spyre_device *sdev);
 void spyre_hw_fini(struct spyre_device *sdev);
 
 #endif /* __SPYRE_HW_H__ */

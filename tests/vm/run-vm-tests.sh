@@ -64,6 +64,7 @@ check "reload cycle 2" reload_cycle
 check "reload cycle 3" reload_cycle
 
 "$T/test_query"
+"$T/test_submit"
 
 echo "1..3"
 n=0

@@ -13,9 +13,21 @@ extern "C" {
 #endif
 
 #define DRM_SPYRE_QUERY			0x00
+#define DRM_SPYRE_BO_CREATE		0x01
+#define DRM_SPYRE_BO_INFO		0x02
+#define DRM_SPYRE_SUBMIT		0x03
+#define DRM_SPYRE_BO_WAIT		0x04
 
 #define DRM_IOCTL_SPYRE_QUERY \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_SPYRE_QUERY, struct drm_spyre_query)
+#define DRM_IOCTL_SPYRE_BO_CREATE \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_SPYRE_BO_CREATE, struct drm_spyre_bo_create)
+#define DRM_IOCTL_SPYRE_BO_INFO \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_SPYRE_BO_INFO, struct drm_spyre_bo_info)
+#define DRM_IOCTL_SPYRE_SUBMIT \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_SPYRE_SUBMIT, struct drm_spyre_submit)
+#define DRM_IOCTL_SPYRE_BO_WAIT \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_SPYRE_BO_WAIT, struct drm_spyre_bo_wait)
 
 /**
  * enum drm_spyre_query_param - what DRM_IOCTL_SPYRE_QUERY returns
@@ -78,6 +90,106 @@ struct drm_spyre_device_info {
 };
 
 #define DRM_SPYRE_DEVICE_INFO_SIZE_V1	56
+
+/* drm_spyre_bo_create.flags */
+#define DRM_SPYRE_BO_DEVICE		0x1	/* in device memory, else host memory */
+#define DRM_SPYRE_BO_MAPPABLE		0x2	/* device memory the CPU can mmap */
+#define DRM_SPYRE_BO_READ_ONLY		0x4	/* the card may only read it */
+#define DRM_SPYRE_BO_FLAGS_ALL		0x7
+
+/**
+ * struct drm_spyre_bo_create - create a buffer and map it for the card
+ * @size: bytes; rounded up to a 4 KiB page
+ * @flags: DRM_SPYRE_BO_*; MAPPABLE requires DEVICE (host buffers always are)
+ * @handle: out: GEM handle in this file
+ * @pad: must be 0
+ * @device_addr: out: the buffer's device virtual address in this file's
+ *	address space
+ */
+struct drm_spyre_bo_create {
+	__u64 size;
+	__u32 flags;
+	__u32 handle;
+	__u32 pad;
+	__u32 reserved;
+	__u64 device_addr;
+};
+
+/**
+ * struct drm_spyre_bo_info - what a buffer is, in this file
+ * @handle: GEM handle
+ * @flags: out: DRM_SPYRE_BO_* it was created with
+ * @size: out: bytes
+ * @device_addr: out: device virtual address in this file's address space
+ * @mmap_offset: out: offset to mmap() the buffer at on this file
+ */
+struct drm_spyre_bo_info {
+	__u32 handle;
+	__u32 flags;
+	__u64 size;
+	__u64 device_addr;
+	__u64 mmap_offset;
+};
+
+#define DRM_SPYRE_MAX_SUBMIT_BOS	4096
+#define DRM_SPYRE_MAX_SUBMIT_SYNCOBJS	256
+#define DRM_SPYRE_MAX_SUBMIT_COMMANDS	65536
+#define DRM_SPYRE_NUM_QUEUES		4
+
+/**
+ * struct drm_spyre_submit - run a command buffer on the card
+ * @queue: hardware queue, 0 .. DRM_SPYRE_NUM_QUEUES - 1 (queue 3 has the
+ *	highest priority, 0 the lowest)
+ * @flags: must be 0
+ * @commands: device virtual address of the command buffer (64-byte aligned,
+ *	inside a buffer of this file listed in @bo_handles)
+ * @command_count: 64-byte commands in it, 1 .. DRM_SPYRE_MAX_SUBMIT_COMMANDS
+ * @bo_count: entries at @bo_handles, 1 .. DRM_SPYRE_MAX_SUBMIT_BOS
+ * @bo_handles: user pointer to __u32 GEM handles of every buffer the job uses
+ * @in_syncobjs: user pointer to __u32 syncobj handles the job waits for
+ * @in_syncobj_count: entries at @in_syncobjs, 0 .. DRM_SPYRE_MAX_SUBMIT_SYNCOBJS
+ * @out_syncobj: syncobj signalled when the job finishes, or 0
+ * @out_syncobj_point: timeline point for @out_syncobj; 0 for a binary syncobj
+ * @job_id: out: the job's sequence number on its queue
+ * @reserved: must be 0
+ */
+struct drm_spyre_submit {
+	__u32 queue;
+	__u32 flags;
+	__u64 commands;
+	__u32 command_count;
+	__u32 bo_count;
+	__u64 bo_handles;
+	__u64 in_syncobjs;
+	__u32 in_syncobj_count;
+	__u32 out_syncobj;
+	__u64 out_syncobj_point;
+	__u64 job_id;
+	__u64 reserved;
+};
+
+/* drm_spyre_bo_wait.job_status */
+#define DRM_SPYRE_JOB_STATUS_SUCCESS	0
+#define DRM_SPYRE_JOB_STATUS_FAILED	1	/* a command failed (see errno-like code) */
+#define DRM_SPYRE_JOB_STATUS_MMU_FAULT	2
+#define DRM_SPYRE_JOB_STATUS_TIMEOUT	3	/* hung; the card was reset */
+#define DRM_SPYRE_JOB_STATUS_ABORTED	4	/* lost to a reset caused by another job */
+
+/**
+ * struct drm_spyre_bo_wait - wait for the jobs using a buffer
+ * @handle: GEM handle
+ * @flags: must be 0
+ * @timeout_ns: absolute CLOCK_MONOTONIC deadline in ns
+ * @job_status: out: DRM_SPYRE_JOB_STATUS_* of the buffer's last job
+ * @pad: must be 0
+ */
+struct drm_spyre_bo_wait {
+	__u32 handle;
+	__u32 flags;
+	__s64 timeout_ns;
+	__u32 job_status;
+	__u32 pad;
+};
 
 #if defined(__cplusplus)
 }

@@ -1,0 +1,572 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Job submission: one drm_sched scheduler per hardware queue.  The kernel
+ * owns each queue's ring; a job becomes a CALL of the client's command
+ * buffer in the client's MMU context followed by a FENCE that writes the
+ * job's seqno to the kernel's fence page and interrupts.
+ *
+ * Copyright 2026 The Spyre emulation project
+ */
+
+#include <linux/dma-fence-chain.h>
+#include <linux/dma-resv.h>
+#include <linux/interrupt.h>
+#include <linux/slab.h>
+#include <linux/unaligned.h>
+
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_print.h>
+#include <drm/drm_syncobj.h>
+#include <kunit/visibility.h>
+
+#include "spyre_drv.h"
+#include "spyre_gem.h"
+#include "spyre_hw.h"
+#include "spyre_job.h"
+#include "uapi/drm/spyre_accel.h"
+
+static unsigned int spyre_job_timeout_ms = 10000;
+module_param_named(job_timeout_ms, spyre_job_timeout_ms, uint, 0444);
+MODULE_PARM_DESC(job_timeout_ms, "Time a job may run before the card is reset (ms)");
+
+static inline struct spyre_job *to_spyre_job(struct drm_sched_job *job)
+{
+	return container_of(job, struct spyre_job, base);
+}
+
+static inline struct spyre_hw_fence *to_spyre_hw_fence(struct dma_fence *f)
+{
+	return container_of(f, struct spyre_hw_fence, base);
+}
+
+static const char *spyre_fence_driver_name(struct dma_fence *f)
+{
+	return DRIVER_NAME;
+}
+
+static const char *spyre_fence_timeline_name(struct dma_fence *f)
+{
+	return to_spyre_hw_fence(f)->queue->name;
+}
+
+static const struct dma_fence_ops spyre_hw_fence_ops = {
+	.get_driver_name = spyre_fence_driver_name,
+	.get_timeline_name = spyre_fence_timeline_name,
+};
+
+u32 spyre_job_status_from_error(int error)
+{
+	switch (error) {
+	case 0:
+		return DRM_SPYRE_JOB_STATUS_SUCCESS;
+	case -EFAULT:
+		return DRM_SPYRE_JOB_STATUS_MMU_FAULT;
+	case -ETIMEDOUT:
+		return DRM_SPYRE_JOB_STATUS_TIMEOUT;
+	case -ECANCELED:
+		return DRM_SPYRE_JOB_STATUS_ABORTED;
+	default:
+		return DRM_SPYRE_JOB_STATUS_FAILED;
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(spyre_job_status_from_error);
+
+/* The status of a buffer's failed job, if one failed (else SUCCESS). */
+u32 spyre_job_status_of_resv(struct dma_resv *resv)
+{
+	struct dma_resv_iter cursor;
+	struct dma_fence *fence;
+	int error = 0;
+
+	/* The unlocked iterator skips signalled fences: take the lock. */
+	dma_resv_lock(resv, NULL);
+	dma_resv_for_each_fence(&cursor, resv, DMA_RESV_USAGE_READ, fence) {
+		if (dma_fence_is_signaled(fence) && fence->error)
+			error = fence->error;
+	}
+	dma_resv_unlock(resv);
+	return spyre_job_status_from_error(error);
+}
+
+static void spyre_ring_emit(struct spyre_queue *q, u8 opcode, u64 a0, u64 a1, u64 a2)
+{
+	u8 *entry = q->ring + q->tail * SPYRE_CMD_SIZE;
+
+	memset(entry, 0, SPYRE_CMD_SIZE);
+	entry[SPYRE_CMD_OFF_OPCODE] = opcode;
+	put_unaligned_le64(a0, entry + SPYRE_CMD_OFF_ARGS);
+	put_unaligned_le64(a1, entry + SPYRE_CMD_OFF_ARGS + 8);
+	put_unaligned_le64(a2, entry + SPYRE_CMD_OFF_ARGS + 16);
+	q->tail = (q->tail + 1) % SPYRE_RING_ENTRIES;
+}
+
+static struct dma_fence *spyre_job_run(struct drm_sched_job *sched_job)
+{
+	struct spyre_job *job = to_spyre_job(sched_job);
+	struct spyre_queue *q = job->queue;
+	struct spyre_device *sdev = q->sdev;
+	struct spyre_hw_fence *f;
+	unsigned long flags;
+
+	if (unlikely(sched_job->s_fence->finished.error))
+		return NULL;
+	/* Resubmitted after a reset: the old hardware fence is done with. */
+	dma_fence_put(job->hw_fence);
+	job->hw_fence = NULL;
+	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	if (!f)
+		return ERR_PTR(-ENOMEM);
+
+	f->queue = q;
+	f->sfile = job->sfile;
+	f->call_index = q->tail;
+	dma_fence_init(&f->base, &spyre_hw_fence_ops, &q->fence_lock, q->fence_context,
+		       ++q->seqno);
+	spyre_ring_emit(q, SPYRE_OP_CALL, job->sfile->ctx.id, job->commands,
+			job->command_count);
+	spyre_ring_emit(q, SPYRE_OP_FENCE, SPYRE_KERNEL_FENCE_VA + q->index * sizeof(u64),
+			q->seqno, 0);
+
+	spin_lock_irqsave(&q->fence_lock, flags);
+	list_add_tail(&f->link, &q->inflight);
+	dma_fence_get(&f->base);	/* the inflight list's */
+	spin_unlock_irqrestore(&q->fence_lock, flags);
+
+	/* Ring entries must be in memory before the card reads them. */
+	wmb();
+	spyre_wr32(sdev, SPYRE_REG_QUEUE(q->index) + SPYRE_QREG_DOORBELL, q->tail);
+	job->hw_fence = dma_fence_get(&f->base);
+	return &f->base;
+}
+
+/* Signal every fence whose seqno the card has written to the fence page. */
+void spyre_queue_signal(struct spyre_queue *q)
+{
+	u64 done = READ_ONCE(q->sdev->fence_page[q->index]);
+	struct spyre_hw_fence *f, *tmp;
+	unsigned long flags;
+
+	spin_lock_irqsave(&q->fence_lock, flags);
+	list_for_each_entry_safe(f, tmp, &q->inflight, link) {
+		if (f->base.seqno > done)
+			break;
+		list_del(&f->link);
+		dma_fence_signal_locked(&f->base);
+		dma_fence_put(&f->base);
+	}
+	spin_unlock_irqrestore(&q->fence_lock, flags);
+}
+
+/* Fail and drop every fence still in flight (the card was reset). */
+void spyre_queue_cancel_inflight(struct spyre_queue *q, struct dma_fence *guilty)
+{
+	struct spyre_hw_fence *f, *tmp;
+	unsigned long flags;
+
+	spin_lock_irqsave(&q->fence_lock, flags);
+	list_for_each_entry_safe(f, tmp, &q->inflight, link) {
+		list_del(&f->link);
+		dma_fence_set_error(&f->base, &f->base == guilty ? -ETIMEDOUT : -ECANCELED);
+		dma_fence_signal_locked(&f->base);
+		dma_fence_put(&f->base);
+	}
+	spin_unlock_irqrestore(&q->fence_lock, flags);
+}
+
+/*
+ * A command failed and stopped its queue: fail the job whose CALL it was,
+ * ban its file, and let the queue go on (its FENCE then signals the job).
+ */
+static void spyre_queue_handle_error(struct spyre_queue *q)
+{
+	struct spyre_device *sdev = q->sdev;
+	u32 base = SPYRE_REG_QUEUE(q->index);
+	u32 index = spyre_rd32(sdev, base + SPYRE_QREG_ERROR_INDEX);
+	u32 status = spyre_rd32(sdev, base + SPYRE_QREG_LAST_STATUS);
+	struct spyre_hw_fence *f;
+	unsigned long flags;
+
+	spin_lock_irqsave(&q->fence_lock, flags);
+	list_for_each_entry(f, &q->inflight, link) {
+		if (f->call_index != index)
+			continue;
+		dma_fence_set_error(&f->base, status == SPYRE_CMD_STATUS_MMU_FAULT ?
+					      -EFAULT : -EIO);
+		WRITE_ONCE(f->sfile->banned, true);
+		break;
+	}
+	spin_unlock_irqrestore(&q->fence_lock, flags);
+	drm_dbg(&sdev->drm, "queue %u: command %u failed with status %u\n", q->index, index,
+		status);
+	spyre_wr32(sdev, base + SPYRE_QREG_CTRL, spyre_queue_ctrl(q) | SPYRE_QCTRL_RESUME);
+}
+
+void spyre_queues_handle_errors(struct spyre_device *sdev)
+{
+	int i;
+
+	for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
+		struct spyre_queue *q = &sdev->queues[i];
+		u32 state = spyre_rd32(sdev, SPYRE_REG_QUEUE(i) + SPYRE_QREG_STATUS);
+
+		if (state == SPYRE_QSTATE_STOPPED)
+			spyre_queue_handle_error(q);
+	}
+}
+
+static char *spyre_reset_event[] = { "SPYRE_RESET=1", NULL };
+
+static void spyre_full_reset(struct spyre_device *sdev, struct drm_sched_job *bad)
+{
+	struct spyre_job *job = to_spyre_job(bad);
+	int i;
+
+	drm_err(&sdev->drm, "queue %u: job timed out; resetting the card\n", job->queue->index);
+	for (i = 0; i < SPYRE_NUM_QUEUES; i++)
+		drm_sched_stop(&sdev->queues[i].sched, bad);
+	WRITE_ONCE(job->sfile->banned, true);
+
+	spyre_hw_reset(sdev);
+	for (i = 0; i < SPYRE_NUM_QUEUES; i++)
+		spyre_queue_cancel_inflight(&sdev->queues[i], job->hw_fence);
+	/* The guilty job does not run again; the others do. */
+	dma_fence_set_error(&bad->s_fence->finished, -ETIMEDOUT);
+	if (spyre_hw_restore(sdev))
+		drm_err(&sdev->drm, "card did not come back after reset\n");
+	for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
+		drm_sched_resubmit_jobs(&sdev->queues[i].sched);
+		drm_sched_start(&sdev->queues[i].sched);
+	}
+	kobject_uevent_env(&sdev->drm.dev->kobj, KOBJ_CHANGE, spyre_reset_event);
+}
+
+static enum drm_gpu_sched_stat spyre_job_timedout(struct drm_sched_job *sched_job)
+{
+	struct spyre_job *job = to_spyre_job(sched_job);
+	struct spyre_queue *q = job->queue;
+	u32 completed = spyre_rd32(q->sdev, SPYRE_REG_QUEUE(q->index) + SPYRE_QREG_COMPLETED_LO);
+
+	/* Still moving: the job is long, not hung. */
+	if (completed != q->last_completed) {
+		q->last_completed = completed;
+		return DRM_GPU_SCHED_STAT_NOMINAL;
+	}
+	spyre_full_reset(q->sdev, sched_job);
+	return DRM_GPU_SCHED_STAT_NOMINAL;
+}
+
+static void spyre_job_free(struct drm_sched_job *sched_job)
+{
+	struct spyre_job *job = to_spyre_job(sched_job);
+	u32 i;
+
+	drm_sched_job_cleanup(sched_job);
+	for (i = 0; i < job->bo_count; i++)
+		drm_gem_object_put(job->bos[i]);
+	kvfree(job->bos);
+	dma_fence_put(job->hw_fence);
+	kfree(job);
+}
+
+static const struct drm_sched_backend_ops spyre_sched_ops = {
+	.run_job = spyre_job_run,
+	.timedout_job = spyre_job_timedout,
+	.free_job = spyre_job_free,
+};
+
+u32 spyre_queue_ctrl(struct spyre_queue *q)
+{
+	/* Queue N has priority N: the uapi's "queue 3 is the most urgent". */
+	return SPYRE_QCTRL_ENABLE | q->index << SPYRE_QCTRL_PRIORITY_SHIFT;
+}
+
+/* Program the rings into the card (at probe and after a reset). */
+int spyre_queues_hw_init(struct spyre_device *sdev)
+{
+	int i;
+
+	for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
+		struct spyre_queue *q = &sdev->queues[i];
+		u32 base = SPYRE_REG_QUEUE(i);
+
+		q->tail = 0;
+		q->last_completed = 0;
+		spyre_wr32(sdev, base + SPYRE_QREG_BASE_LO, lower_32_bits(q->ring_dma));
+		spyre_wr32(sdev, base + SPYRE_QREG_BASE_HI, upper_32_bits(q->ring_dma));
+		spyre_wr32(sdev, base + SPYRE_QREG_SIZE, SPYRE_RING_ENTRIES);
+		spyre_wr32(sdev, base + SPYRE_QREG_CONTEXT, SPYRE_KERNEL_CTX);
+		spyre_wr32(sdev, base + SPYRE_QREG_CTRL, spyre_queue_ctrl(q));
+		if (spyre_rd32(sdev, base + SPYRE_QREG_STATUS) != SPYRE_QSTATE_IDLE)
+			return -EIO;
+	}
+	return 0;
+}
+
+int spyre_queues_init(struct spyre_device *sdev)
+{
+	int i, ret;
+
+	for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
+		struct spyre_queue *q = &sdev->queues[i];
+		const struct drm_sched_init_args args = {
+			.ops = &spyre_sched_ops,
+			.num_rqs = DRM_SCHED_PRIORITY_COUNT,
+			.credit_limit = SPYRE_JOBS_IN_FLIGHT,
+			.hang_limit = 0,
+			.timeout = msecs_to_jiffies(spyre_job_timeout_ms),
+			.name = q->name,
+			.dev = sdev->drm.dev,
+		};
+
+		q->sdev = sdev;
+		q->index = i;
+		q->sched_list = &q->sched;
+		snprintf(q->name, sizeof(q->name), "spyre-q%d", i);
+		spin_lock_init(&q->fence_lock);
+		INIT_LIST_HEAD(&q->inflight);
+		q->fence_context = dma_fence_context_alloc(1);
+		q->ring = dmam_alloc_coherent(sdev->drm.dev, SPYRE_RING_ENTRIES * SPYRE_CMD_SIZE,
+					      &q->ring_dma, GFP_KERNEL);
+		if (!q->ring) {
+			ret = -ENOMEM;
+			goto err_fini;
+		}
+		ret = drm_sched_init(&q->sched, &args);
+		if (ret)
+			goto err_fini;
+	}
+	return 0;
+
+err_fini:
+	while (i--)
+		drm_sched_fini(&sdev->queues[i].sched);
+	return ret;
+}
+
+void spyre_queues_fini(struct spyre_device *sdev)
+{
+	int i;
+
+	for (i = 0; i < SPYRE_NUM_QUEUES; i++)
+		drm_sched_fini(&sdev->queues[i].sched);
+}
+
+int spyre_file_entities_init(struct spyre_file *sfile)
+{
+	int i, ret;
+
+	for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
+		ret = drm_sched_entity_init(&sfile->entities[i], DRM_SCHED_PRIORITY_NORMAL,
+					    &sfile->sdev->queues[i].sched_list, 1, NULL);
+		if (ret) {
+			while (i--)
+				drm_sched_entity_destroy(&sfile->entities[i]);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* Wait for the file's jobs; afterwards its address space may go. */
+void spyre_file_entities_fini(struct spyre_file *sfile)
+{
+	int i;
+
+	for (i = 0; i < SPYRE_NUM_QUEUES; i++)
+		drm_sched_entity_destroy(&sfile->entities[i]);
+	for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
+		if (sfile->last_fence[i]) {
+			dma_fence_wait(sfile->last_fence[i], false);
+			dma_fence_put(sfile->last_fence[i]);
+		}
+	}
+}
+
+/* Argument checks that need no lookups; split out so KUnit can reach them. */
+int spyre_submit_check_args(u32 queue, u32 flags, u64 commands, u32 command_count,
+			    u32 bo_count, u32 in_syncobj_count, u32 out_syncobj,
+			    u64 out_point, u64 reserved)
+{
+	if (flags || reserved)
+		return -EINVAL;
+	if (queue >= DRM_SPYRE_NUM_QUEUES)
+		return -EINVAL;
+	if (!command_count || command_count > DRM_SPYRE_MAX_SUBMIT_COMMANDS)
+		return -EINVAL;
+	if (!IS_ALIGNED(commands, SPYRE_CMD_SIZE) || commands < SPYRE_VA_START ||
+	    commands >= SPYRE_VA_END ||
+	    (u64)command_count * SPYRE_CMD_SIZE > SPYRE_VA_END - commands)
+		return -EINVAL;
+	if (!bo_count || bo_count > DRM_SPYRE_MAX_SUBMIT_BOS)
+		return -EINVAL;
+	if (in_syncobj_count > DRM_SPYRE_MAX_SUBMIT_SYNCOBJS)
+		return -EINVAL;
+	if (!out_syncobj && out_point)
+		return -EINVAL;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(spyre_submit_check_args);
+
+/* The command buffer must lie inside one of the job's buffers. */
+static bool spyre_submit_commands_in_bos(struct spyre_job *job)
+{
+	u64 end = job->commands + (u64)job->command_count * SPYRE_CMD_SIZE;
+	u32 i;
+
+	for (i = 0; i < job->bo_count; i++) {
+		struct spyre_bo *bo = to_spyre_bo(job->bos[i]);
+		u64 start = spyre_bo_device_addr(bo, &job->sfile->ctx);
+
+		if (start && job->commands >= start && end <= start + job->bos[i]->size)
+			return true;
+	}
+	return false;
+}
+
+static int spyre_submit_add_syncobjs(struct spyre_job *job, struct drm_file *file,
+				     u64 user_ptr, u32 count)
+{
+	u32 __user *handles = u64_to_user_ptr(user_ptr);
+	u32 i, handle;
+	int ret;
+
+	for (i = 0; i < count; i++) {
+		if (get_user(handle, handles + i))
+			return -EFAULT;
+		ret = drm_sched_job_add_syncobj_dependency(&job->base, file, handle, 0);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Make the job wait for its buffers' users, then publish its fence on them. */
+static int spyre_submit_attach(struct spyre_job *job, struct drm_syncobj *out,
+			       struct dma_fence_chain *chain, u64 point)
+{
+	struct spyre_file *sfile = job->sfile;
+	struct ww_acquire_ctx ticket;
+	struct dma_fence *fence;
+	u32 i;
+	int ret;
+
+	ret = drm_gem_lock_reservations(job->bos, job->bo_count, &ticket);
+	if (ret)
+		return ret;
+	for (i = 0; i < job->bo_count; i++) {
+		ret = dma_resv_reserve_fences(job->bos[i]->resv, 1);
+		if (ret)
+			goto out_unlock;
+		ret = drm_sched_job_add_implicit_dependencies(&job->base, job->bos[i], true);
+		if (ret)
+			goto out_unlock;
+	}
+
+	mutex_lock(&sfile->submit_lock);
+	drm_sched_job_arm(&job->base);
+	fence = &job->base.s_fence->finished;
+	for (i = 0; i < job->bo_count; i++)
+		dma_resv_add_fence(job->bos[i]->resv, fence, DMA_RESV_USAGE_WRITE);
+	dma_fence_put(sfile->last_fence[job->queue->index]);
+	sfile->last_fence[job->queue->index] = dma_fence_get(fence);
+	if (out && point)
+		drm_syncobj_add_point(out, chain, fence, point);
+	else if (out)
+		drm_syncobj_replace_fence(out, fence);
+	drm_sched_entity_push_job(&job->base);
+	mutex_unlock(&sfile->submit_lock);
+
+out_unlock:
+	drm_gem_unlock_reservations(job->bos, job->bo_count, &ticket);
+	return ret;
+}
+
+int spyre_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
+{
+	struct spyre_device *sdev = to_spyre_device(dev);
+	struct spyre_file *sfile = file->driver_priv;
+	struct drm_spyre_submit *args = data;
+	struct dma_fence_chain *chain = NULL;
+	struct drm_syncobj *out = NULL;
+	struct spyre_job *job;
+	int ret;
+
+	ret = spyre_submit_check_args(args->queue, args->flags, args->commands,
+				      args->command_count, args->bo_count,
+				      args->in_syncobj_count, args->out_syncobj,
+				      args->out_syncobj_point, args->reserved);
+	if (ret) {
+		drm_dbg(dev, "bad submit arguments\n");
+		return ret;
+	}
+	if (READ_ONCE(sfile->banned))
+		return -ECANCELED;
+
+	if (args->out_syncobj) {
+		out = drm_syncobj_find(file, args->out_syncobj);
+		if (!out)
+			return -ENOENT;
+		if (args->out_syncobj_point) {
+			chain = dma_fence_chain_alloc();
+			if (!chain) {
+				ret = -ENOMEM;
+				goto err_put_syncobj;
+			}
+		}
+	}
+
+	job = kzalloc(sizeof(*job), GFP_KERNEL);
+	if (!job) {
+		ret = -ENOMEM;
+		goto err_free_chain;
+	}
+	job->sfile = sfile;
+	job->queue = &sdev->queues[args->queue];
+	job->commands = args->commands;
+	job->command_count = args->command_count;
+	/* On failure the array holds the objects found so far (or NULL). */
+	job->bo_count = args->bo_count;
+	ret = drm_gem_objects_lookup(file, u64_to_user_ptr(args->bo_handles), args->bo_count,
+				     &job->bos);
+	if (ret)
+		goto err_free_job;
+	if (!spyre_submit_commands_in_bos(job)) {
+		ret = -EINVAL;
+		goto err_free_job;
+	}
+
+	ret = drm_sched_job_init(&job->base, &sfile->entities[args->queue], 1, sfile,
+				 file->client_id);
+	if (ret)
+		goto err_free_job;
+	ret = spyre_submit_add_syncobjs(job, file, args->in_syncobjs, args->in_syncobj_count);
+	if (ret)
+		goto err_cleanup_job;
+	ret = spyre_submit_attach(job, out, chain, args->out_syncobj_point);
+	if (ret)
+		goto err_cleanup_job;
+
+	args->job_id = job->base.s_fence->finished.seqno;
+	if (out)
+		drm_syncobj_put(out);
+	return 0;
+
+err_cleanup_job:
+	drm_sched_job_cleanup(&job->base);
+err_free_job:
+	if (job->bos) {
+		u32 i;
+
+		for (i = 0; i < job->bo_count; i++)
+			drm_gem_object_put(job->bos[i]);
+		kvfree(job->bos);
+	}
+	kfree(job);
+err_free_chain:
+	dma_fence_chain_free(chain);
+err_put_syncobj:
+	if (out)
+		drm_syncobj_put(out);
+	return ret;
+}

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Copyright 2026 The Spyre emulation project */
+
+#ifndef __SPYRE_JOB_H__
+#define __SPYRE_JOB_H__
+
+#include <linux/dma-fence.h>
+#include <drm/gpu_scheduler.h>
+
+#include "spyre_regs.h"
+
+struct dma_resv;
+struct drm_device;
+struct drm_file;
+struct spyre_device;
+struct spyre_file;
+
+/* Ring entries per hardware queue; each job takes two (CALL, FENCE). */
+#define SPYRE_RING_ENTRIES	256
+#define SPYRE_JOBS_IN_FLIGHT	64
+
+/* One hardware queue: a drm_sched scheduler feeding a ring in host memory. */
+struct spyre_queue {
+	struct spyre_device *sdev;
+	u32 index;
+	char name[16];
+	struct drm_gpu_scheduler sched;
+	struct drm_gpu_scheduler *sched_list;	/* entities' one-element list */
+	u32 last_completed;		/* COMPLETED at the last timeout check */
+	u8 *ring;			/* SPYRE_RING_ENTRIES commands */
+	dma_addr_t ring_dma;
+	u32 tail;			/* next free entry; run_job only */
+	u64 fence_context;
+	u64 seqno;			/* last seqno emitted; run_job only */
+	/* Protects inflight and is every hardware fence's lock */
+	spinlock_t fence_lock;
+	struct list_head inflight;	/* struct spyre_hw_fence, in seqno order */
+};
+
+/* Signalled when the queue's FENCE after the job's CALL has run. */
+struct spyre_hw_fence {
+	struct dma_fence base;
+	struct list_head link;
+	struct spyre_queue *queue;
+	struct spyre_file *sfile;		/* banned if the job fails */
+	u32 call_index;			/* ring entry of the job's CALL */
+};
+
+struct spyre_job {
+	struct drm_sched_job base;
+	struct spyre_file *sfile;
+	struct spyre_queue *queue;
+	u64 commands;
+	u32 command_count;
+	struct drm_gem_object **bos;
+	u32 bo_count;
+	struct dma_fence *hw_fence;
+};
+
+int spyre_queues_init(struct spyre_device *sdev);
+void spyre_queues_fini(struct spyre_device *sdev);
+int spyre_queues_hw_init(struct spyre_device *sdev);
+u32 spyre_queue_ctrl(struct spyre_queue *q);
+void spyre_queue_signal(struct spyre_queue *q);
+void spyre_queue_cancel_inflight(struct spyre_queue *q, struct dma_fence *guilty);
+void spyre_queues_handle_errors(struct spyre_device *sdev);
+int spyre_file_entities_init(struct spyre_file *sfile);
+void spyre_file_entities_fini(struct spyre_file *sfile);
+int spyre_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
+u32 spyre_job_status_of_resv(struct dma_resv *resv);
+u32 spyre_job_status_from_error(int error);
+int spyre_submit_check_args(u32 queue, u32 flags, u64 commands, u32 command_count,
+			    u32 bo_count, u32 in_syncobj_count, u32 out_syncobj,
+			    u64 out_point, u64 reserved);
+
+#endif /* __SPYRE_JOB_H__ */

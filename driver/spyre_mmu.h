@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Copyright 2026 The Spyre emulation project */
+
+#ifndef __SPYRE_MMU_H__
+#define __SPYRE_MMU_H__
+
+#include <linux/mutex.h>
+#include <linux/scatterlist.h>
+#include <linux/xarray.h>
+#include <drm/drm_mm.h>
+
+struct spyre_device;
+
+/* Client buffers live in [SPYRE_VA_START, SPYRE_VA_END). */
+#define SPYRE_VA_START		0x0000000100000000ull	/* 4 GiB: 0 stays unmapped */
+#define SPYRE_VA_END		0x0000800000000000ull	/* 128 TiB */
+/* The kernel context maps only the fence page, here. */
+#define SPYRE_KERNEL_FENCE_VA	SPYRE_VA_START
+
+struct spyre_pt {
+	u64 *cpu;
+	dma_addr_t dma;
+};
+
+/* One device address space, programmed into a hardware context slot. */
+struct spyre_mmu_ctx {
+	struct spyre_device *sdev;
+	u32 id;				/* hardware context, 0 = the kernel's */
+	/* Protects tables and va */
+	struct mutex lock;
+	struct spyre_pt root;
+	struct xarray tables;		/* lower tables, by spyre_pt_key() */
+	struct drm_mm va;
+};
+
+/*
+ * A buffer's pages for the card: a dma-mapped sg table of host pages, or
+ * one contiguous range (host dma address if @system, else device memory).
+ */
+struct spyre_mmu_backing {
+	struct sg_table *sgt;
+	u64 addr;
+	bool system;
+	u64 size;
+	bool writable;
+};
+
+int spyre_mmu_ctx_init(struct spyre_device *sdev, struct spyre_mmu_ctx *ctx, u32 id);
+void spyre_mmu_ctx_fini(struct spyre_mmu_ctx *ctx);
+int spyre_mmu_map(struct spyre_mmu_ctx *ctx, struct drm_mm_node *node,
+		  const struct spyre_mmu_backing *backing, u64 fixed_va);
+void spyre_mmu_unmap(struct spyre_mmu_ctx *ctx, struct drm_mm_node *node);
+void spyre_mmu_invalidate(struct spyre_mmu_ctx *ctx);
+void spyre_mmu_ctx_restore(struct spyre_mmu_ctx *ctx);
+
+/* Pure helpers, exported for KUnit. */
+unsigned int spyre_pt_index(u64 va, int level);
+unsigned long spyre_pt_key(u64 va, int level);
+u64 spyre_pte_encode(u64 addr, bool system, bool writable);
+
+#endif /* __SPYRE_MMU_H__ */

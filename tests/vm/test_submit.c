@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Buffers, address spaces and job submission through the driver, against
+ * the real card in the guest: data really moves, faults are reported and
+ * ban the file, files cannot reach each other's buffers, bad arguments get
+ * their documented errno.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "spyre_regs.h"
+#include "tap.h"
+#include "uapi/drm/spyre_accel.h"
+
+#define MIB (1u << 20)
+
+static int xioctl(int fd, unsigned long req, void *arg)
+{
+	int ret;
+
+	do {
+		ret = ioctl(fd, req, arg);
+	} while (ret == -1 && (errno == EINTR || errno == EAGAIN));
+	return ret ? -errno : 0;
+}
+
+static int open_card(void)
+{
+	return open("/dev/accel/accel0", O_RDWR | O_CLOEXEC);
+}
+
+struct bo {
+	uint32_t handle;
+	uint64_t va;
+	uint64_t size;
+	void *map;
+};
+
+static int bo_new(int fd, uint64_t size, uint32_t flags, struct bo *bo)
+{
+	struct drm_spyre_bo_create c = { .size = size, .flags = flags };
+	struct drm_spyre_bo_info i = { 0 };
+	int ret = xioctl(fd, DRM_IOCTL_SPYRE_BO_CREATE, &c);
+
+	if (ret)
+		return ret;
+	i.handle = c.handle;
+	ret = xioctl(fd, DRM_IOCTL_SPYRE_BO_INFO, &i);
+	if (ret)
+		return ret;
+	bo->handle = c.handle;
+	bo->va = c.device_addr;
+	bo->size = i.size;
+	bo->map = mmap(NULL, i.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, i.mmap_offset);
+	return bo->map == MAP_FAILED ? -errno : 0;
+}
+
+static void cmd_put(void *buf, int idx, uint8_t op, uint64_t a0, uint64_t a1, uint64_t a2)
+{
+	uint8_t *c = (uint8_t *)buf + idx * SPYRE_CMD_SIZE;
+
+	memset(c, 0, SPYRE_CMD_SIZE);
+	c[0] = op;
+	memcpy(c + 8, &a0, 8);
+	memcpy(c + 16, &a1, 8);
+	memcpy(c + 24, &a2, 8);
+}
+
+static uint32_t syncobj_new(int fd)
+{
+	struct drm_syncobj_create c = { 0 };
+
+	return xioctl(fd, DRM_IOCTL_SYNCOBJ_CREATE, &c) ? 0 : c.handle;
+}
+
+static int syncobj_wait(int fd, uint32_t h)
+{
+	struct timespec ts;
+	struct drm_syncobj_wait w = { 0 };
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	w.handles = (uintptr_t)&h;
+	w.count_handles = 1;
+	w.timeout_nsec = (ts.tv_sec + 30) * 1000000000ll + ts.tv_nsec;
+	return xioctl(fd, DRM_IOCTL_SYNCOBJ_WAIT, &w);
+}
+
+static int submit(int fd, uint32_t queue, uint64_t cmds, uint32_t n, const uint32_t *bos,
+		  uint32_t nbos, uint32_t out)
+{
+	struct drm_spyre_submit s = {
+		.queue = queue, .commands = cmds, .command_count = n,
+		.bo_handles = (uintptr_t)bos, .bo_count = nbos, .out_syncobj = out,
+	};
+
+	return xioctl(fd, DRM_IOCTL_SPYRE_SUBMIT, &s);
+}
+
+static uint32_t bo_wait_status(int fd, uint32_t handle, int *ret)
+{
+	struct timespec ts;
+	struct drm_spyre_bo_wait w = { .handle = handle };
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	w.timeout_ns = (ts.tv_sec + 30) * 1000000000ll + ts.tv_nsec;
+	*ret = xioctl(fd, DRM_IOCTL_SPYRE_BO_WAIT, &w);
+	return w.job_status;
+}
+
+/* A DMA copy between two host buffers, on every queue, moves the data. */
+TEST(copy_between_host_buffers_on_each_queue)
+{
+	int fd = open_card();
+	struct bo src, dst, cmd;
+	uint32_t so;
+
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ(bo_new(fd, MIB, 0, &src), 0);
+	ASSERT_EQ(bo_new(fd, MIB, 0, &dst), 0);
+	ASSERT_EQ(bo_new(fd, 4096, 0, &cmd), 0);
+	EXPECT_TRUE(src.va && dst.va && src.va != dst.va);
+	so = syncobj_new(fd);
+	ASSERT_TRUE(so);
+	for (uint32_t q = 0; q < DRM_SPYRE_NUM_QUEUES; q++) {
+		uint32_t bos[] = { src.handle, dst.handle, cmd.handle };
+		int ret;
+
+		for (uint32_t i = 0; i < MIB / 4; i++)
+			((uint32_t *)src.map)[i] = i * 2654435761u + q;
+		memset(dst.map, 0, MIB);
+		cmd_put(cmd.map, 0, SPYRE_OP_DMA_COPY, src.va, dst.va, MIB);
+		ASSERT_EQ(submit(fd, q, cmd.va, 1, bos, 3, so), 0);
+		ASSERT_EQ(syncobj_wait(fd, so), 0);
+		EXPECT_EQ(memcmp(src.map, dst.map, MIB), 0);
+		EXPECT_EQ(bo_wait_status(fd, dst.handle, &ret), DRM_SPYRE_JOB_STATUS_SUCCESS);
+		EXPECT_EQ(ret, 0);
+	}
+	close(fd);
+}
+
+/* Jobs on one queue run in order: a chain of copies ends with the first data. */
+TEST(jobs_run_in_order_and_wait_implicitly)
+{
+	int fd = open_card();
+	struct bo a, b, c, cmd;
+	uint32_t so = 0;
+
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ(bo_new(fd, MIB, 0, &a), 0);
+	ASSERT_EQ(bo_new(fd, MIB, 0, &b), 0);
+	ASSERT_EQ(bo_new(fd, MIB, 0, &c), 0);
+	ASSERT_EQ(bo_new(fd, 4096, 0, &cmd), 0);
+	memset(a.map, 0x11, MIB);
+	cmd_put(cmd.map, 0, SPYRE_OP_DMA_COPY, a.va, b.va, MIB);
+	cmd_put(cmd.map, 1, SPYRE_OP_DMA_COPY, b.va, c.va, MIB);
+	so = syncobj_new(fd);
+	uint32_t bos[] = { a.handle, b.handle, c.handle, cmd.handle };
+	ASSERT_EQ(submit(fd, 1, cmd.va, 1, bos, 4, 0), 0);
+	/* Different queue: ordered only by the buffers' implicit fences. */
+	ASSERT_EQ(submit(fd, 2, cmd.va + SPYRE_CMD_SIZE, 1, bos, 4, so), 0);
+	ASSERT_EQ(syncobj_wait(fd, so), 0);
+	EXPECT_EQ(((uint8_t *)c.map)[MIB - 1], 0x11);
+	EXPECT_EQ(((uint8_t *)c.map)[0], 0x11);
+	close(fd);
+}
+
+/* An access outside the file's buffers faults, is reported, and bans the file. */
+TEST(mmu_fault_is_reported_and_bans)
+{
+	int fd = open_card(), ret;
+	struct bo dst, cmd;
+	uint32_t so;
+
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ(bo_new(fd, 4096, 0, &dst), 0);
+	ASSERT_EQ(bo_new(fd, 4096, 0, &cmd), 0);
+	so = syncobj_new(fd);
+	/* Just past the buffer: the guard page. */
+	cmd_put(cmd.map, 0, SPYRE_OP_DMA_COPY, dst.va + 4096, dst.va, 64);
+	uint32_t bos[] = { dst.handle, cmd.handle };
+	ASSERT_EQ(submit(fd, 0, cmd.va, 1, bos, 2, so), 0);
+	ASSERT_EQ(syncobj_wait(fd, so), 0);
+	EXPECT_EQ(bo_wait_status(fd, dst.handle, &ret), DRM_SPYRE_JOB_STATUS_MMU_FAULT);
+	EXPECT_EQ(ret, 0);
+	EXPECT_EQ(submit(fd, 0, cmd.va, 1, bos, 2, 0), -ECANCELED);
+	close(fd);
+
+	/* A new file is not banned. */
+	fd = open_card();
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ(bo_new(fd, 4096, 0, &cmd), 0);
+	cmd_put(cmd.map, 0, SPYRE_OP_NOP, 0, 0, 0);
+	so = syncobj_new(fd);
+	EXPECT_EQ(submit(fd, 0, cmd.va, 1, &cmd.handle, 1, so), 0);
+	EXPECT_EQ(syncobj_wait(fd, so), 0);
+	close(fd);
+}
+
+/* Another file's handles do not exist here, and its addresses are unmapped. */
+TEST(files_cannot_reach_each_other)
+{
+	int a = open_card(), b = open_card(), ret;
+	struct bo secret, mine, cmd;
+	uint32_t so;
+
+	ASSERT_TRUE(a >= 0 && b >= 0);
+	ASSERT_EQ(bo_new(a, 4096, 0, &secret), 0);
+	memset(secret.map, 0x5e, 4096);
+	ASSERT_EQ(bo_new(b, 4096, 0, &mine), 0);
+	ASSERT_EQ(bo_new(b, 4096, 0, &cmd), 0);
+
+	struct drm_spyre_bo_info info = { .handle = secret.handle };
+	if (secret.handle != mine.handle && secret.handle != cmd.handle)
+		EXPECT_EQ(xioctl(b, DRM_IOCTL_SPYRE_BO_INFO, &info), -ENOENT);
+	uint32_t foreign[] = { 999 };
+	EXPECT_EQ(submit(b, 0, cmd.va, 1, foreign, 1, 0), -ENOENT);
+
+	/* B names A's device address: B's address space has nothing there. */
+	so = syncobj_new(b);
+	memset(mine.map, 0, 4096);
+	cmd_put(cmd.map, 0, SPYRE_OP_DMA_COPY, secret.va, mine.va, 4096);
+	uint32_t bos[] = { mine.handle, cmd.handle };
+	ASSERT_EQ(submit(b, 3, cmd.va, 1, bos, 2, so), 0);
+	ASSERT_EQ(syncobj_wait(b, so), 0);
+	if (secret.va != mine.va && secret.va != cmd.va)
+		EXPECT_EQ(bo_wait_status(b, mine.handle, &ret), DRM_SPYRE_JOB_STATUS_MMU_FAULT);
+	EXPECT_EQ(((uint8_t *)mine.map)[0], 0);
+	close(a);
+	close(b);
+}
+
+TEST(bo_create_bad_arguments)
+{
+	int fd = open_card();
+	struct drm_spyre_bo_create c;
+
+	ASSERT_TRUE(fd >= 0);
+#define BAD_CREATE(field, value, err)							\
+	do {										\
+		memset(&c, 0, sizeof(c));						\
+		c.size = 4096;								\
+		c.field = value;							\
+		EXPECT_EQ(xioctl(fd, DRM_IOCTL_SPYRE_BO_CREATE, &c), err);		\
+	} while (0)
+	BAD_CREATE(size, 0, -EINVAL);
+	BAD_CREATE(size, ~0ull, -EINVAL);
+	BAD_CREATE(size, (64ull << 30), -EINVAL);
+	BAD_CREATE(flags, 0x8, -EINVAL);
+	BAD_CREATE(flags, 0x80000000, -EINVAL);
+	BAD_CREATE(flags, DRM_SPYRE_BO_MAPPABLE, -EINVAL);
+	BAD_CREATE(pad, 1, -EINVAL);
+	BAD_CREATE(reserved, 1, -EINVAL);
+	BAD_CREATE(handle, 1, -EINVAL);
+	BAD_CREATE(device_addr, 1, -EINVAL);
+	EXPECT_EQ(xioctl(fd, DRM_IOCTL_SPYRE_BO_CREATE, (void *)8), -EFAULT);
+	close(fd);
+}
+
+TEST(bo_info_and_wait_bad_arguments)
+{
+	int fd = open_card();
+	struct drm_spyre_bo_info i;
+	struct drm_spyre_bo_wait w;
+	struct bo bo;
+
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ(bo_new(fd, 4096, 0, &bo), 0);
+	memset(&i, 0, sizeof(i));
+	i.handle = 0;
+	EXPECT_EQ(xioctl(fd, DRM_IOCTL_SPYRE_BO_INFO, &i), -ENOENT);
+	i.handle = 0xdeadbeef;
+	EXPECT_EQ(xioctl(fd, DRM_IOCTL_SPYRE_BO_INFO, &i), -ENOENT);
+	i.handle = bo.handle;
+	i.flags = 1;
+	EXPECT_EQ(xioctl(fd, DRM_IOCTL_SPYRE_BO_INFO, &i), -EINVAL);
+	memset(&w, 0, sizeof(w));
+	w.handle = 12345;
+	EXPECT_EQ(xioctl(fd, DRM_IOCTL_SPYRE_BO_WAIT, &w), -ENOENT);
+	w.handle = bo.handle;
+	w.flags = 1;
+	EXPECT_EQ(xioctl(fd, DRM_IOCTL_SPYRE_BO_WAIT, &w), -EINVAL);
+	w.flags = 0;
+	w.pad = 1;
+	EXPECT_EQ(xioctl(fd, DRM_IOCTL_SPYRE_BO_WAIT, &w), -EINVAL);
+	close(fd);
+}
+
+TEST(submit_bad_arguments)
+{
+	int fd = open_card();
+	struct drm_spyre_submit s;
+	struct bo cmd;
+	uint32_t h;
+
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ(bo_new(fd, 4096, 0, &cmd), 0);
+	h = cmd.handle;
+#define BAD_SUBMIT(field, value, err)							\
+	do {										\
+		memset(&s, 0, sizeof(s));						\
+		s.commands = cmd.va;							\
+		s.command_count = 1;							\
+		s.bo_handles = (uintptr_t)&h;						\
+		s.bo_count = 1;								\
+		s.field = value;							\
+		EXPECT_EQ(xioctl(fd, DRM_IOCTL_SPYRE_SUBMIT, &s), err);		\
+	} while (0)
+	BAD_SUBMIT(queue, 4, -EINVAL);
+	BAD_SUBMIT(queue, ~0u, -EINVAL);
+	BAD_SUBMIT(flags, 1, -EINVAL);
+	BAD_SUBMIT(reserved, 1, -EINVAL);
+	BAD_SUBMIT(command_count, 0, -EINVAL);
+	BAD_SUBMIT(command_count, DRM_SPYRE_MAX_SUBMIT_COMMANDS + 1, -EINVAL);
+	BAD_SUBMIT(command_count, 65, -EINVAL);		/* runs past the buffer */
+	BAD_SUBMIT(commands, cmd.va + 8, -EINVAL);		/* misaligned */
+	BAD_SUBMIT(commands, 0, -EINVAL);
+	BAD_SUBMIT(commands, ~0ull & ~63ull, -EINVAL);
+	BAD_SUBMIT(commands, cmd.va + 4096, -EINVAL);	/* outside the buffers */
+	BAD_SUBMIT(bo_count, 0, -EINVAL);
+	BAD_SUBMIT(bo_count, DRM_SPYRE_MAX_SUBMIT_BOS + 1, -EINVAL);
+	BAD_SUBMIT(bo_handles, 0, -EFAULT);
+	BAD_SUBMIT(bo_handles, 0xffff800000000000ull, -EFAULT);
+	BAD_SUBMIT(in_syncobj_count, DRM_SPYRE_MAX_SUBMIT_SYNCOBJS + 1, -EINVAL);
+	BAD_SUBMIT(in_syncobj_count, 1, -EFAULT);		/* in_syncobjs is NULL */
+	BAD_SUBMIT(out_syncobj, 777, -ENOENT);
+	BAD_SUBMIT(out_syncobj_point, 5, -EINVAL);		/* point without syncobj */
+	close(fd);
+}
+
+TAP_MAIN()
