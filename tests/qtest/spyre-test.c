@@ -11,6 +11,7 @@
 #include "qemu/osdep.h"
 #include "qemu/module.h"
 #include "qemu/units.h"
+#include "qemu/bswap.h"
 #include "libqtest.h"
 #include "libqos/qgraph.h"
 #include "libqos/pci.h"
@@ -118,24 +119,60 @@ static void *spyre_create(void *pci_bus, QGuestAllocator *alloc, void *addr)
     return &spyre->obj;
 }
 
-/* Per-test state. */
+/*
+ * Guest memory: one work area from the libqos allocator, carved at fixed
+ * offsets.  Device virtual addresses in context 0 (all below 512 GiB, so
+ * one level-0 and one level-1 table):
+ */
+#define GUEST_RAM       (128 * MiB)     /* q35's default -m */
+#define VA_HOST         (1 * GiB)       /* guest RAM, 2 MiB system pages, RW */
+#define VA_DEV          (2 * GiB)       /* device memory, 2 MiB pages, RW */
+#define VA_RO           (3 * GiB)       /* guest RAM, 2 MiB system pages, RO */
+#define VA_4K           (4 * GiB)       /* 4 KiB pages: see build_tables() */
+#define VA_NONE         (5 * GiB)       /* nothing mapped */
+/* Context 1 swaps the first two: VA_HOST shows device memory, VA_DEV RAM. */
+
+#define WORK_SIZE       (40 * MiB)
+#define W_PT            0x0             /* 16 page tables */
+#define W_RING(q)       (0x10000 + (q) * 0x1000)
+#define W_MSI           0x20000         /* 16 bytes per vector */
+#define W_FLAGS         0x21000         /* 64-bit words for FENCE and WAIT */
+#define W_BUF           0x22000         /* CALL buffers, SG lists */
+#define W_4K            0x30000         /* four pages mapped at VA_4K */
+#define W_SRC           0x100000        /* 1 MiB */
+#define W_DST           0x200000        /* 1 MiB */
+#define W_BIG(q)        (0x400000 + (q) * 8 * MiB)  /* 8 MiB each */
+
+#define RING_SIZE       64
+#define POLL_MS         5000
+
 typedef struct Card {
     QPCIDevice *pdev;
     QTestState *qts;
     QGuestAllocator *alloc;
     QPCIBar bar0, bar2;
-    uint64_t bar2_size;
+    uint64_t bar0_size, bar2_size;
+    uint64_t work;
+    uint32_t tail[SPYRE_NUM_QUEUES];
 } Card;
 
-static void card_open(Card *c, QSpyre *spyre, QGuestAllocator *alloc)
+typedef struct Cmd {
+    uint8_t op;
+    uint8_t flags;
+    uint16_t rsvd;
+    uint32_t status;
+    uint64_t args[SPYRE_CMD_NUM_ARGS];
+} Cmd;
+
+static uint64_t gpa(Card *c, uint64_t off)
 {
-    memset(c, 0, sizeof(*c));
-    c->pdev = &spyre->dev;
-    c->qts = c->pdev->bus->qts;
-    c->alloc = alloc;
-    qpci_device_enable(c->pdev);
-    c->bar0 = qpci_iomap(c->pdev, SPYRE_BAR_REGS, NULL);
-    c->bar2 = qpci_iomap(c->pdev, SPYRE_BAR_MEM, &c->bar2_size);
+    return c->work + off;
+}
+
+/* The device virtual address of a work-area offset in context 0. */
+static uint64_t hva(Card *c, uint64_t off)
+{
+    return VA_HOST + gpa(c, off);
 }
 
 static uint32_t rd(Card *c, uint32_t off)
@@ -155,6 +192,282 @@ static uint64_t rd64(Card *c, uint32_t lo)
     return (uint64_t)rd(c, lo + 4) << 32 | l;
 }
 
+static uint32_t qrd(Card *c, int q, uint32_t reg)
+{
+    return rd(c, SPYRE_REG_QUEUE(q) + reg);
+}
+
+static void qwr(Card *c, int q, uint32_t reg, uint32_t val)
+{
+    wr(c, SPYRE_REG_QUEUE(q) + reg, val);
+}
+
+static void pte(Card *c, uint64_t table_off, int idx, uint64_t val)
+{
+    qtest_writeq(c->qts, gpa(c, table_off) + idx * 8, val);
+}
+
+#define PT(n)           (W_PT + (n) * 0x1000)
+#define PT_L0           PT(0)
+#define PT_L1           PT(1)
+#define PT_L2_HOST      PT(2)
+#define PT_L2_DEV       PT(3)
+#define PT_L2_RO        PT(4)
+#define PT_L2_4K        PT(5)
+#define PT_L3_4K        PT(6)
+#define PT_CTX1_L0      PT(7)
+#define PT_CTX1_L1      PT(8)
+#define DEV_4K_PAGE     0x300000        /* device page mapped at VA_4K + 4 pages */
+
+static void set_root(Card *c, int ctx, uint64_t table_off)
+{
+    wr(c, SPYRE_REG_CTX(ctx) + SPYRE_CTXREG_ROOT_LO, (uint32_t)gpa(c, table_off));
+    wr(c, SPYRE_REG_CTX(ctx) + SPYRE_CTXREG_ROOT_HI, gpa(c, table_off) >> 32);
+    wr(c, SPYRE_REG_CTX(ctx) + SPYRE_CTXREG_CTRL, SPYRE_CTX_VALID);
+    wr(c, SPYRE_REG_MMU_INVALIDATE, ctx);
+}
+
+/*
+ * Context 0: the VA_* map above.  VA_4K + i * 4 KiB (i < 4) shows work page
+ * W_4K + (3 - i) * 4 KiB, VA_4K + 4 pages device page DEV_4K_PAGE, the rest
+ * of that table is invalid.  Context 1: VA_HOST and VA_DEV swapped, VA_RO
+ * as in context 0.
+ */
+static void build_tables(Card *c)
+{
+    const uint64_t v = SPYRE_PTE_VALID, w = SPYRE_PTE_WRITE;
+    const uint64_t sys = SPYRE_PTE_SYSTEM, leaf = SPYRE_PTE_LEAF;
+    uint64_t i;
+
+    qtest_memset(c->qts, gpa(c, W_PT), 0, 0x10000);
+    pte(c, PT_L0, 0, gpa(c, PT_L1) | v);
+    pte(c, PT_L1, VA_HOST >> 30, gpa(c, PT_L2_HOST) | v);
+    pte(c, PT_L1, VA_DEV >> 30, gpa(c, PT_L2_DEV) | v);
+    pte(c, PT_L1, VA_RO >> 30, gpa(c, PT_L2_RO) | v);
+    pte(c, PT_L1, VA_4K >> 30, gpa(c, PT_L2_4K) | v);
+    for (i = 0; i < GUEST_RAM / SPYRE_HUGE_PAGE_SIZE; i++) {
+        pte(c, PT_L2_HOST, i, i * SPYRE_HUGE_PAGE_SIZE | v | w | sys | leaf);
+        pte(c, PT_L2_RO, i, i * SPYRE_HUGE_PAGE_SIZE | v | sys | leaf);
+    }
+    for (i = 0; i < MEM_SIZE / SPYRE_HUGE_PAGE_SIZE; i++) {
+        pte(c, PT_L2_DEV, i, i * SPYRE_HUGE_PAGE_SIZE | v | w | leaf);
+    }
+    pte(c, PT_L2_4K, 0, gpa(c, PT_L3_4K) | v);
+    for (i = 0; i < 4; i++) {
+        pte(c, PT_L3_4K, i, gpa(c, W_4K + (3 - i) * 0x1000) | v | w | sys);
+    }
+    pte(c, PT_L3_4K, 4, DEV_4K_PAGE | v | w);
+    set_root(c, 0, PT_L0);
+
+    pte(c, PT_CTX1_L0, 0, gpa(c, PT_CTX1_L1) | v);
+    pte(c, PT_CTX1_L1, VA_HOST >> 30, gpa(c, PT_L2_DEV) | v);
+    pte(c, PT_CTX1_L1, VA_DEV >> 30, gpa(c, PT_L2_HOST) | v);
+    pte(c, PT_CTX1_L1, VA_RO >> 30, gpa(c, PT_L2_RO) | v);
+    set_root(c, 1, PT_CTX1_L0);
+}
+
+static void queue_enable(Card *c, int q, uint32_t ctx)
+{
+    qtest_memset(c->qts, gpa(c, W_RING(q)), 0, RING_SIZE * SPYRE_CMD_SIZE);
+    qwr(c, q, SPYRE_QREG_BASE_LO, (uint32_t)gpa(c, W_RING(q)));
+    qwr(c, q, SPYRE_QREG_BASE_HI, gpa(c, W_RING(q)) >> 32);
+    qwr(c, q, SPYRE_QREG_SIZE, RING_SIZE);
+    qwr(c, q, SPYRE_QREG_CONTEXT, ctx);
+    qwr(c, q, SPYRE_QREG_CTRL, SPYRE_QCTRL_ENABLE);
+    g_assert_cmpuint(qrd(c, q, SPYRE_QREG_STATUS), ==, SPYRE_QSTATE_IDLE);
+    g_assert_cmpuint(qrd(c, q, SPYRE_QREG_HEAD), ==, 0);
+    g_assert_cmpuint(qrd(c, q, SPYRE_QREG_TAIL), ==, 0);
+    c->tail[q] = 0;
+}
+
+/* Map the BARs (MSI-X on: vector v writes 0x5000 + v at W_MSI + 16 v). */
+static void card_open(Card *c, QSpyre *spyre, QGuestAllocator *alloc)
+{
+    int v;
+
+    memset(c, 0, sizeof(*c));
+    c->pdev = &spyre->dev;
+    c->qts = c->pdev->bus->qts;
+    c->alloc = alloc;
+    qpci_device_enable(c->pdev);
+    /* The MSI-X table is in BAR0: qpci_msix_enable maps it. */
+    qpci_msix_enable(c->pdev);
+    c->bar0 = c->pdev->msix_table_bar;
+    c->bar0_size = SPYRE_BAR0_SIZE;
+    c->bar2 = qpci_iomap(c->pdev, SPYRE_BAR_MEM, &c->bar2_size);
+    c->work = guest_alloc(alloc, WORK_SIZE);
+    g_assert(c->work);
+    qtest_memset(c->qts, gpa(c, W_MSI), 0, 0x2000);
+    for (v = 0; v < SPYRE_MSIX_VECTORS; v++) {
+        uint64_t e = SPYRE_MSIX_TABLE_OFFSET + v * PCI_MSIX_ENTRY_SIZE;
+
+        qpci_io_writel(c->pdev, c->bar0, e + PCI_MSIX_ENTRY_LOWER_ADDR,
+                       (uint32_t)gpa(c, W_MSI + v * 16));
+        qpci_io_writel(c->pdev, c->bar0, e + PCI_MSIX_ENTRY_UPPER_ADDR,
+                       gpa(c, W_MSI + v * 16) >> 32);
+        qpci_io_writel(c->pdev, c->bar0, e + PCI_MSIX_ENTRY_DATA, 0x5000 + v);
+        qpci_io_writel(c->pdev, c->bar0, e + PCI_MSIX_ENTRY_VECTOR_CTRL, 0);
+    }
+}
+
+/* card_open, page tables, all four queues enabled in context 0. */
+static void card_setup(Card *c, QSpyre *spyre, QGuestAllocator *alloc)
+{
+    int q;
+
+    card_open(c, spyre, alloc);
+    g_assert_cmphex(rd(c, SPYRE_REG_ID), ==, SPYRE_ID_MAGIC);
+    build_tables(c);
+    for (q = 0; q < SPYRE_NUM_QUEUES; q++) {
+        queue_enable(c, q, 0);
+    }
+}
+
+/* Did vector v fire since the last call? */
+static bool msi_fired(Card *c, int v)
+{
+    uint32_t val = qtest_readl(c->qts, gpa(c, W_MSI + v * 16));
+
+    if (val == 0x5000u + v) {
+        qtest_writel(c->qts, gpa(c, W_MSI + v * 16), 0);
+        return true;
+    }
+    return false;
+}
+
+static bool wait_msi(Card *c, int v, int ms)
+{
+    for (int i = 0; i <= ms; i++) {
+        if (msi_fired(c, v)) {
+            return true;
+        }
+        g_usleep(1000);
+    }
+    return false;
+}
+
+static void write_cmd(Card *c, uint64_t addr, const Cmd *cmd)
+{
+    Cmd le = {
+        .op = cmd->op,
+        .flags = cmd->flags,
+        .rsvd = cpu_to_le16(cmd->rsvd),
+        .status = cpu_to_le32(cmd->status),
+    };
+
+    for (int i = 0; i < SPYRE_CMD_NUM_ARGS; i++) {
+        le.args[i] = cpu_to_le64(cmd->args[i]);
+    }
+    QEMU_BUILD_BUG_ON(sizeof(le) != SPYRE_CMD_SIZE);
+    qtest_memwrite(c->qts, addr, &le, sizeof(le));
+}
+
+static uint64_t entry_addr(Card *c, int q, uint32_t idx)
+{
+    return gpa(c, W_RING(q)) + (uint64_t)(idx % RING_SIZE) * SPYRE_CMD_SIZE;
+}
+
+static uint32_t entry_status(Card *c, int q, uint32_t idx)
+{
+    return qtest_readl(c->qts, entry_addr(c, q, idx) + SPYRE_CMD_OFF_STATUS);
+}
+
+/* Write n commands at the queue's tail, ring; returns the first index. */
+static uint32_t submit(Card *c, int q, const Cmd *cmds, int n)
+{
+    uint32_t first = c->tail[q];
+
+    for (int i = 0; i < n; i++) {
+        write_cmd(c, entry_addr(c, q, c->tail[q]), &cmds[i]);
+        c->tail[q] = (c->tail[q] + 1) % RING_SIZE;
+    }
+    qwr(c, q, SPYRE_QREG_DOORBELL, c->tail[q]);
+    return first;
+}
+
+/* Wait until the queue is idle with nothing left, or stopped. */
+static uint32_t wait_queue(Card *c, int q)
+{
+    uint32_t st = 0;
+
+    for (int i = 0; i < POLL_MS; i++) {
+        st = qrd(c, q, SPYRE_QREG_STATUS);
+        if (st == SPYRE_QSTATE_STOPPED ||
+            (st == SPYRE_QSTATE_IDLE &&
+             qrd(c, q, SPYRE_QREG_HEAD) == qrd(c, q, SPYRE_QREG_TAIL))) {
+            return st;
+        }
+        g_usleep(1000);
+    }
+    g_test_message("queue %d: still %u after %d ms", q, st, POLL_MS);
+    g_assert_not_reached();
+}
+
+/* Run one command; returns its status and leaves the queue running. */
+static uint32_t run(Card *c, int q, Cmd cmd)
+{
+    uint32_t idx = submit(c, q, &cmd, 1), st, status;
+
+    st = wait_queue(c, q);
+    status = entry_status(c, q, idx);
+    g_assert_cmpuint(qrd(c, q, SPYRE_QREG_LAST_STATUS), ==, status);
+    if (status == SPYRE_CMD_STATUS_SUCCESS) {
+        g_assert_cmpuint(st, ==, SPYRE_QSTATE_IDLE);
+    } else {
+        /* A failure stops the queue at that entry; RESUME carries on. */
+        g_assert_cmpuint(st, ==, SPYRE_QSTATE_STOPPED);
+        g_assert_cmpuint(qrd(c, q, SPYRE_QREG_ERROR_INDEX), ==, idx);
+        g_assert_cmpuint(qrd(c, q, SPYRE_QREG_HEAD), ==, c->tail[q]);
+        g_assert_cmphex(rd(c, SPYRE_REG_INT_STATUS) & SPYRE_INT_CMD_ERROR, ==,
+                        SPYRE_INT_CMD_ERROR);
+        qwr(c, q, SPYRE_QREG_CTRL, SPYRE_QCTRL_ENABLE | SPYRE_QCTRL_RESUME);
+        g_assert_cmpuint(wait_queue(c, q), ==, SPYRE_QSTATE_IDLE);
+        wr(c, SPYRE_REG_INT_STATUS, SPYRE_INT_CMD_ERROR);
+    }
+    return status;
+}
+
+static Cmd copy(uint64_t src, uint64_t dst, uint64_t bytes)
+{
+    return (Cmd) { .op = SPYRE_OP_DMA_COPY, .args = { src, dst, bytes } };
+}
+
+static Cmd fence(uint64_t addr, uint64_t value)
+{
+    return (Cmd) { .op = SPYRE_OP_FENCE, .args = { addr, value } };
+}
+
+static void fill_random(Card *c, uint64_t addr, size_t len, uint8_t *out)
+{
+    for (size_t i = 0; i < len; i++) {
+        out[i] = g_test_rand_int_range(0, 256);
+    }
+    qtest_memwrite(c->qts, addr, out, len);
+}
+
+/* Device memory through BAR2, the window at base 0. */
+static void dev_read(Card *c, uint64_t off, void *buf, size_t len)
+{
+    qpci_memread(c->pdev, c->bar2, off, buf, len);
+}
+
+/* Latched register error: check it, clear it (and GUEST_ERROR). */
+static void expect_err(Card *c, uint32_t code, uint32_t addr)
+{
+    g_assert_cmpuint(rd(c, SPYRE_REG_ERR_STATUS), ==, code);
+    g_assert_cmphex(rd(c, SPYRE_REG_ERR_ADDR), ==, addr);
+    g_assert_cmphex(rd(c, SPYRE_REG_INT_STATUS) & SPYRE_INT_GUEST_ERROR, ==,
+                    SPYRE_INT_GUEST_ERROR);
+    wr(c, SPYRE_REG_ERR_STATUS, 0);
+    g_assert_cmpuint(rd(c, SPYRE_REG_ERR_STATUS), ==, SPYRE_ERR_NONE);
+    wr(c, SPYRE_REG_INT_STATUS, SPYRE_INT_GUEST_ERROR);
+}
+
+static void expect_no_err(Card *c)
+{
+    g_assert_cmpuint(rd(c, SPYRE_REG_ERR_STATUS), ==, SPYRE_ERR_NONE);
+}
+
 /* Identification and capabilities. */
 static void test_identity(void *obj, void *data, QGuestAllocator *alloc)
 {
@@ -169,6 +482,8 @@ static void test_identity(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmphex(qpci_config_readb(c.pdev, PCI_REVISION_ID), ==,
                     SPYRE_PCI_REVISION);
     g_assert_cmphex(qpci_config_readw(c.pdev, PCI_CLASS_DEVICE), ==, 0x1200);
+    g_assert_cmphex(qpci_config_readb(c.pdev, PCI_CLASS_PROG), ==, 0);
+    g_assert_cmphex(qpci_find_capability(c.pdev, PCI_CAP_ID_EXP, 0), !=, 0);
 
     g_assert_cmphex(rd(&c, SPYRE_REG_ID), ==, SPYRE_ID_MAGIC);
     version = rd(&c, SPYRE_REG_VERSION);
@@ -181,11 +496,110 @@ static void test_identity(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmphex(rd(&c, SPYRE_REG_SCRATCHPAD_BYTES), ==,
                     SPYRE_SCRATCHPAD_BYTES);
     g_assert_cmpuint(rd(&c, SPYRE_REG_NUM_VECTORS), ==, SPYRE_MSIX_VECTORS);
+    g_assert_cmpuint(qpci_msix_table_size(c.pdev), ==, SPYRE_MSIX_VECTORS);
     g_assert_cmpuint(rd(&c, SPYRE_REG_NUM_QUEUES), ==, SPYRE_NUM_QUEUES);
     g_assert_cmpuint(rd(&c, SPYRE_REG_NUM_CONTEXTS), ==, SPYRE_NUM_CONTEXTS);
     g_assert_cmphex(rd64(&c, SPYRE_REG_MEM_SIZE_LO), ==, MEM_SIZE);
     g_assert_cmphex(rd(&c, SPYRE_REG_APERTURE_SIZE), ==, APERTURE);
     g_assert_cmphex(c.bar2_size, ==, APERTURE);
+    g_assert_cmpuint(rd(&c, SPYRE_REG_DEV_STATUS), ==, SPYRE_DEV_STATUS_READY);
+    g_assert_cmphex(rd(&c, SPYRE_REG_INT_MASK), ==, SPYRE_INT_ALL);
+    expect_no_err(&c);
+}
+
+/* BAR0 and BAR2 types and sizes; SCRATCH; BAR2 reaches device memory. */
+static void test_bars(void *obj, void *data, QGuestAllocator *alloc)
+{
+    QSpyre *spyre = obj;
+    QPCIDevice *pdev = &spyre->dev;
+    uint32_t bar0, bar2;
+    uint64_t size;
+    Card c;
+
+    bar0 = qpci_config_readl(pdev, PCI_BASE_ADDRESS_0);
+    bar2 = qpci_config_readl(pdev, PCI_BASE_ADDRESS_2);
+    g_assert_cmphex(bar0 & PCI_BASE_ADDRESS_SPACE, ==,
+                    PCI_BASE_ADDRESS_SPACE_MEMORY);
+    g_assert_cmphex(bar0 & PCI_BASE_ADDRESS_MEM_TYPE_MASK, ==,
+                    PCI_BASE_ADDRESS_MEM_TYPE_64);
+    g_assert_cmphex(bar0 & PCI_BASE_ADDRESS_MEM_PREFETCH, ==, 0);
+    g_assert_cmphex(bar2 & PCI_BASE_ADDRESS_SPACE, ==,
+                    PCI_BASE_ADDRESS_SPACE_MEMORY);
+    g_assert_cmphex(bar2 & PCI_BASE_ADDRESS_MEM_TYPE_MASK, ==,
+                    PCI_BASE_ADDRESS_MEM_TYPE_64);
+    g_assert_cmphex(bar2 & PCI_BASE_ADDRESS_MEM_PREFETCH, ==,
+                    PCI_BASE_ADDRESS_MEM_PREFETCH);
+
+    card_open(&c, spyre, alloc);
+    /* Map BAR0 again, to learn its size. */
+    c.bar0 = c.pdev->msix_table_bar = c.pdev->msix_pba_bar =
+        qpci_iomap(pdev, SPYRE_BAR_REGS, &size);
+    g_assert_cmphex(size, ==, SPYRE_BAR0_SIZE);
+    g_assert_cmphex(rd(&c, SPYRE_REG_ID), ==, SPYRE_ID_MAGIC);
+
+    g_assert_cmphex(rd(&c, SPYRE_REG_SCRATCH), ==, 0);
+    wr(&c, SPYRE_REG_SCRATCH, 0xdeadbeef);
+    g_assert_cmphex(rd(&c, SPYRE_REG_SCRATCH), ==, 0xdeadbeef);
+
+    /* Device memory, not a register file: bytes, words and the far end. */
+    qpci_io_writel(pdev, c.bar2, 0, 0x11223344);
+    qpci_io_writeq(pdev, c.bar2, APERTURE - 8, 0x0102030405060708ull);
+    qpci_io_writeb(pdev, c.bar2, 0x1001, 0xab);
+    g_assert_cmphex(qpci_io_readl(pdev, c.bar2, 0), ==, 0x11223344);
+    g_assert_cmphex(qpci_io_readb(pdev, c.bar2, 1), ==, 0x33);
+    g_assert_cmphex(qpci_io_readq(pdev, c.bar2, APERTURE - 8), ==,
+                    0x0102030405060708ull);
+    g_assert_cmphex(qpci_io_readb(pdev, c.bar2, 0x1001), ==, 0xab);
+    expect_no_err(&c);
+}
+
+static void set_window(Card *c, uint64_t base)
+{
+    wr(c, SPYRE_REG_APERTURE_BASE_LO, (uint32_t)base);
+    wr(c, SPYRE_REG_APERTURE_BASE_HI, base >> 32);
+}
+
+/* APERTURE_BASE moves the window; a bad base is refused. */
+static void test_aperture(void *obj, void *data, QGuestAllocator *alloc)
+{
+    const uint64_t top = MEM_SIZE - APERTURE;   /* the highest valid base */
+    uint32_t err_addr;
+    Card c;
+
+    card_open(&c, obj, alloc);
+    g_assert_cmphex(rd64(&c, SPYRE_REG_APERTURE_BASE_LO), ==, 0);
+    qpci_io_writel(c.pdev, c.bar2, top + 0x100, 0xcafe0001);
+    qpci_io_writel(c.pdev, c.bar2, 0x100, 0xcafe0000);
+
+    set_window(&c, top);
+    expect_no_err(&c);
+    g_assert_cmphex(rd64(&c, SPYRE_REG_APERTURE_BASE_LO), ==, top);
+    g_assert_cmphex(qpci_io_readl(c.pdev, c.bar2, 0x100), ==, 0xcafe0001);
+    /* Write through the moved window, read it back at base 0. */
+    qpci_io_writel(c.pdev, c.bar2, APERTURE - 4, 0x5a5a0002);
+
+    set_window(&c, 0);
+    g_assert_cmphex(qpci_io_readl(c.pdev, c.bar2, 0x100), ==, 0xcafe0000);
+
+    /* Not a multiple of 1 MiB, past the end, far past the end. */
+    static const uint64_t bad[] = {
+        0x80000, top + MiB, 1ull << 32, 0x100000000000ull,
+    };
+    for (int i = 0; i < ARRAY_SIZE(bad); i++) {
+        set_window(&c, bad[i]);
+        g_assert_cmpuint(rd(&c, SPYRE_REG_ERR_STATUS), ==, SPYRE_ERR_BAD_VALUE);
+        err_addr = rd(&c, SPYRE_REG_ERR_ADDR);
+        g_assert(err_addr == SPYRE_REG_APERTURE_BASE_LO ||
+                 err_addr == SPYRE_REG_APERTURE_BASE_HI);
+        wr(&c, SPYRE_REG_ERR_STATUS, 0);
+        /* The window stays at 0. */
+        g_assert_cmphex(qpci_io_readl(c.pdev, c.bar2, 0x100), ==, 0xcafe0000);
+    }
+    g_assert_cmphex(rd64(&c, SPYRE_REG_APERTURE_BASE_LO), ==, 0);
+    set_window(&c, top);
+    g_assert_cmphex(qpci_io_readl(c.pdev, c.bar2, APERTURE - 4), ==,
+                    0x5a5a0002);
+    expect_no_err(&c);
 }
 
 static void spyre_register_nodes(void)
@@ -206,6 +620,8 @@ static void spyre_register_nodes(void)
     qos_node_produces("spyre", "pci-device");
 
     qos_add_test("identity", "spyre", test_identity, NULL);
+    qos_add_test("bars", "spyre", test_bars, NULL);
+    qos_add_test("aperture", "spyre", test_aperture, NULL);
 }
 
 libqos_init(spyre_register_nodes);
