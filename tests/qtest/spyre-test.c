@@ -602,6 +602,360 @@ static void test_aperture(void *obj, void *data, QGuestAllocator *alloc)
     expect_no_err(&c);
 }
 
+/* Interrupt self-test: vector 0, INT_STATUS, IRQ_TEST_COUNT. */
+static void test_msix_selftest(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Card c;
+
+    card_open(&c, obj, alloc);
+    g_assert_cmpuint(rd(&c, SPYRE_REG_IRQ_TEST_COUNT), ==, 0);
+    wr(&c, SPYRE_REG_INT_MASK, SPYRE_INT_ALL & ~SPYRE_INT_SELFTEST);
+    wr(&c, SPYRE_REG_IRQ_TEST, 0);
+    g_assert(wait_msi(&c, SPYRE_MSIX_VECTOR_MISC, 1000));
+    g_assert_cmphex(rd(&c, SPYRE_REG_INT_STATUS), ==, SPYRE_INT_SELFTEST);
+    g_assert_cmpuint(rd(&c, SPYRE_REG_IRQ_TEST_COUNT), ==, 1);
+    g_assert_cmpuint(rd(&c, SPYRE_REG_IRQ_TEST), ==, 0);
+    for (int v = 1; v < SPYRE_MSIX_VECTORS; v++) {
+        g_assert(!msi_fired(&c, v));
+    }
+    wr(&c, SPYRE_REG_INT_STATUS, SPYRE_INT_SELFTEST);
+    g_assert_cmphex(rd(&c, SPYRE_REG_INT_STATUS), ==, 0);
+    wr(&c, SPYRE_REG_IRQ_TEST, 0);
+    g_assert(wait_msi(&c, SPYRE_MSIX_VECTOR_MISC, 1000));
+    g_assert_cmpuint(rd(&c, SPYRE_REG_IRQ_TEST_COUNT), ==, 2);
+    expect_no_err(&c);
+}
+
+/* A masked cause sets its status bit but fires only once unmasked. */
+static void test_msix_masked(void *obj, void *data, QGuestAllocator *alloc)
+{
+    uint64_t e = SPYRE_MSIX_TABLE_OFFSET + PCI_MSIX_ENTRY_VECTOR_CTRL;
+    Card c;
+
+    card_open(&c, obj, alloc);
+    wr(&c, SPYRE_REG_IRQ_TEST, 0);
+    g_assert_cmphex(rd(&c, SPYRE_REG_INT_STATUS), ==, SPYRE_INT_SELFTEST);
+    g_assert(!wait_msi(&c, SPYRE_MSIX_VECTOR_MISC, 100));
+    wr(&c, SPYRE_REG_INT_MASK, SPYRE_INT_ALL & ~SPYRE_INT_SELFTEST);
+    g_assert(wait_msi(&c, SPYRE_MSIX_VECTOR_MISC, 1000));
+    wr(&c, SPYRE_REG_INT_STATUS, SPYRE_INT_SELFTEST);
+
+    /* Masked in the MSI-X table instead: pending bit, then delivery. */
+    qpci_io_writel(c.pdev, c.bar0, e, PCI_MSIX_ENTRY_CTRL_MASKBIT);
+    wr(&c, SPYRE_REG_IRQ_TEST, 0);
+    g_assert(!wait_msi(&c, SPYRE_MSIX_VECTOR_MISC, 100));
+    g_assert(qpci_msix_pending(c.pdev, SPYRE_MSIX_VECTOR_MISC));
+    qpci_io_writel(c.pdev, c.bar0, e, 0);
+    g_assert(wait_msi(&c, SPYRE_MSIX_VECTOR_MISC, 1000));
+    g_assert_cmpuint(rd(&c, SPYRE_REG_IRQ_TEST_COUNT), ==, 2);
+    expect_no_err(&c);
+}
+
+static void test_nop(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Card c;
+
+    card_setup(&c, obj, alloc);
+    for (int q = 0; q < SPYRE_NUM_QUEUES; q++) {
+        g_assert_cmpuint(run(&c, q, (Cmd) { .op = SPYRE_OP_NOP }), ==,
+                         SPYRE_CMD_STATUS_SUCCESS);
+        g_assert_cmpuint(rd64(&c, SPYRE_REG_QUEUE(q) + SPYRE_QREG_COMPLETED_LO),
+                         ==, 1);
+        g_assert_cmpuint(qrd(&c, q, SPYRE_QREG_HEAD), ==, 1);
+        g_assert_cmpuint(qrd(&c, q, SPYRE_QREG_TAIL), ==, 1);
+    }
+    g_assert_cmpuint(rd64(&c, SPYRE_REG_CMD_COUNT_LO), ==, 4);
+    /* A full lap of the ring. */
+    for (int i = 0; i < RING_SIZE + 3; i++) {
+        g_assert_cmpuint(run(&c, 0, (Cmd) { .op = SPYRE_OP_NOP }), ==,
+                         SPYRE_CMD_STATUS_SUCCESS);
+    }
+    g_assert_cmpuint(rd64(&c, SPYRE_REG_QUEUE(0) + SPYRE_QREG_COMPLETED_LO),
+                     ==, RING_SIZE + 4);
+    expect_no_err(&c);
+}
+
+/* DMA_COPY host->device, device->host, device->device. */
+static void test_dma_copy(void *obj, void *data, QGuestAllocator *alloc)
+{
+    const size_t len = 256 * KiB + 100;
+    g_autofree uint8_t *src = g_malloc(len);
+    g_autofree uint8_t *buf = g_malloc(len);
+    Card c;
+
+    card_setup(&c, obj, alloc);
+    fill_random(&c, gpa(&c, W_SRC), len, src);
+    g_assert_cmpuint(run(&c, 0, copy(hva(&c, W_SRC), VA_DEV + 0x100000, len)),
+                     ==, SPYRE_CMD_STATUS_SUCCESS);
+    dev_read(&c, 0x100000, buf, len);
+    g_assert(memcmp(buf, src, len) == 0);
+
+    qtest_memset(c.qts, gpa(&c, W_DST), 0, len);
+    g_assert_cmpuint(run(&c, 1, copy(VA_DEV + 0x100000, hva(&c, W_DST), len)),
+                     ==, SPYRE_CMD_STATUS_SUCCESS);
+    qtest_memread(c.qts, gpa(&c, W_DST), buf, len);
+    g_assert(memcmp(buf, src, len) == 0);
+
+    g_assert_cmpuint(run(&c, 2, copy(VA_DEV + 0x100000, VA_DEV + 0x3000001,
+                                     len)), ==, SPYRE_CMD_STATUS_SUCCESS);
+    dev_read(&c, 0x3000001, buf, len);
+    g_assert(memcmp(buf, src, len) == 0);
+    g_assert_cmpuint(rd64(&c, SPYRE_REG_BYTES_LO), ==, 3 * len);
+    expect_no_err(&c);
+}
+
+/* DMA_COPY_SG: three pieces in one command. */
+static void test_dma_copy_sg(void *obj, void *data, QGuestAllocator *alloc)
+{
+    const uint64_t list = W_BUF;
+    uint8_t src[3000], buf[3000];
+    Card c;
+
+    card_setup(&c, obj, alloc);
+    fill_random(&c, gpa(&c, W_SRC), sizeof(src), src);
+    /* {src, dst, bytes, 0}: 1000 bytes each, in reverse order, to device. */
+    for (int i = 0; i < 3; i++) {
+        uint64_t e = gpa(&c, list) + i * SPYRE_SG_ENTRY_SIZE;
+
+        qtest_writeq(c.qts, e, hva(&c, W_SRC) + i * 1000);
+        qtest_writeq(c.qts, e + 8, VA_DEV + 0x10000 + (2 - i) * 1000);
+        qtest_writeq(c.qts, e + 16, 1000);
+        qtest_writeq(c.qts, e + 24, 0);
+    }
+    g_assert_cmpuint(run(&c, 0, (Cmd) {
+        .op = SPYRE_OP_DMA_COPY_SG, .args = { hva(&c, list), 3 } }), ==,
+        SPYRE_CMD_STATUS_SUCCESS);
+    dev_read(&c, 0x10000, buf, sizeof(buf));
+    for (int i = 0; i < 3; i++) {
+        g_assert(memcmp(buf + (2 - i) * 1000, src + i * 1000, 1000) == 0);
+    }
+    expect_no_err(&c);
+}
+
+static void test_launch(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Card c;
+
+    card_setup(&c, obj, alloc);
+    g_assert_cmpuint(run(&c, 0, (Cmd) {
+        .op = SPYRE_OP_LAUNCH, .args = { VA_DEV, VA_DEV + 0x1000, 64 } }), ==,
+        SPYRE_CMD_STATUS_UNSUPPORTED);
+}
+
+/* FENCE writes its value, raises QUEUE_FENCE(q) and vector 1 + q. */
+static void test_fence(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Card c;
+
+    card_setup(&c, obj, alloc);
+    wr(&c, SPYRE_REG_INT_MASK, SPYRE_INT_MISC_ALL);
+    for (int q = 0; q < SPYRE_NUM_QUEUES; q++) {
+        uint64_t flag = W_FLAGS + q * 8;
+
+        g_assert_cmpuint(run(&c, q, fence(hva(&c, flag),
+                                          0x1122334455667700ull + q)), ==,
+                         SPYRE_CMD_STATUS_SUCCESS);
+        g_assert_cmphex(qtest_readq(c.qts, gpa(&c, flag)), ==,
+                        0x1122334455667700ull + q);
+        g_assert(wait_msi(&c, SPYRE_MSIX_VECTOR_QUEUE(q), 1000));
+        g_assert_cmphex(rd(&c, SPYRE_REG_INT_STATUS), ==,
+                        SPYRE_INT_QUEUE_FENCE(q));
+        for (int v = 0; v < SPYRE_MSIX_VECTORS; v++) {
+            g_assert(!msi_fired(&c, v));
+        }
+        wr(&c, SPYRE_REG_INT_STATUS, SPYRE_INT_QUEUE_FENCE(q));
+    }
+    /* Into device memory too. */
+    g_assert_cmpuint(run(&c, 0, fence(VA_DEV + 0x8, 42)), ==,
+                     SPYRE_CMD_STATUS_SUCCESS);
+    g_assert_cmphex(qpci_io_readq(c.pdev, c.bar2, 0x8), ==, 42);
+    expect_no_err(&c);
+}
+
+/* WAIT on queue 0 is satisfied by a FENCE on queue 1. */
+static void test_wait_fence(void *obj, void *data, QGuestAllocator *alloc)
+{
+    uint64_t flag = W_FLAGS;
+    Cmd wait = { .op = SPYRE_OP_WAIT, .args = { 0, 5, 0 } };
+    uint32_t idx;
+    Card c;
+
+    card_setup(&c, obj, alloc);
+    qtest_writeq(c.qts, gpa(&c, flag), 4);
+    wait.args[0] = hva(&c, flag);
+    idx = submit(&c, 0, &wait, 1);
+    g_usleep(50 * 1000);
+    g_assert_cmpuint(qrd(&c, 0, SPYRE_QREG_STATUS), ==, SPYRE_QSTATE_BUSY);
+    g_assert_cmpuint(entry_status(&c, 0, idx), ==, SPYRE_CMD_STATUS_PENDING);
+    g_assert_cmpuint(run(&c, 1, fence(hva(&c, flag), 6)), ==,
+                     SPYRE_CMD_STATUS_SUCCESS);
+    g_assert_cmpuint(wait_queue(&c, 0), ==, SPYRE_QSTATE_IDLE);
+    g_assert_cmpuint(entry_status(&c, 0, idx), ==, SPYRE_CMD_STATUS_SUCCESS);
+    expect_no_err(&c);
+}
+
+static void test_wait_timeout(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Card c;
+
+    card_setup(&c, obj, alloc);
+    qtest_writeq(c.qts, gpa(&c, W_FLAGS), 1);
+    g_assert_cmpuint(run(&c, 0, (Cmd) {
+        .op = SPYRE_OP_WAIT, .args = { hva(&c, W_FLAGS), 2, 20 * 1000 * 1000 }
+    }), ==, SPYRE_CMD_STATUS_TIMEOUT);
+    /* Already satisfied: no wait, even with a timeout. */
+    g_assert_cmpuint(run(&c, 0, (Cmd) {
+        .op = SPYRE_OP_WAIT, .args = { hva(&c, W_FLAGS), 1, 1000 }
+    }), ==, SPYRE_CMD_STATUS_SUCCESS);
+    expect_no_err(&c);
+}
+
+static uint64_t dev_time(Card *c)
+{
+    uint32_t lo = rd(c, SPYRE_REG_TIME_LO);
+
+    return (uint64_t)rd(c, SPYRE_REG_TIME_HI) << 32 | lo;
+}
+
+static void test_timestamp(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Cmd ts[2] = {
+        { .op = SPYRE_OP_TIMESTAMP }, { .op = SPYRE_OP_TIMESTAMP },
+    };
+    uint64_t t0, t1, t2, t3;
+    Card c;
+
+    card_setup(&c, obj, alloc);
+    ts[0].args[0] = hva(&c, W_FLAGS);
+    ts[1].args[0] = hva(&c, W_FLAGS + 8);
+    t0 = dev_time(&c);
+    submit(&c, 0, ts, 2);
+    g_assert_cmpuint(wait_queue(&c, 0), ==, SPYRE_QSTATE_IDLE);
+    t3 = dev_time(&c);
+    t1 = qtest_readq(c.qts, gpa(&c, W_FLAGS));
+    t2 = qtest_readq(c.qts, gpa(&c, W_FLAGS + 8));
+    g_assert_cmpuint(t0, <=, t1);
+    g_assert_cmpuint(t1, <, t2);
+    g_assert_cmpuint(t2, <=, t3);
+    g_assert_cmpuint(t3, >, t0);
+    expect_no_err(&c);
+}
+
+/* CALL: a buffer of commands in context 1 (VA_HOST and VA_DEV swapped). */
+static void test_call(void *obj, void *data, QGuestAllocator *alloc)
+{
+    uint8_t src[4096], buf[4096];
+    Cmd inner[2];
+    Card c;
+
+    card_setup(&c, obj, alloc);
+    fill_random(&c, gpa(&c, W_SRC), sizeof(src), src);
+    /* In context 1, VA_DEV + gpa is guest RAM, VA_HOST + x device memory. */
+    inner[0] = copy(VA_DEV + gpa(&c, W_SRC), VA_HOST + 0x20000, sizeof(src));
+    inner[1] = fence(VA_DEV + gpa(&c, W_FLAGS), 7);
+    write_cmd(&c, gpa(&c, W_BUF), &inner[0]);
+    write_cmd(&c, gpa(&c, W_BUF) + SPYRE_CMD_SIZE, &inner[1]);
+    /* The buffer is at the same VA_RO address in both contexts. */
+    g_assert_cmpuint(run(&c, 0, (Cmd) {
+        .op = SPYRE_OP_CALL, .args = { 1, VA_RO + gpa(&c, W_BUF), 2 } }), ==,
+        SPYRE_CMD_STATUS_SUCCESS);
+    dev_read(&c, 0x20000, buf, sizeof(buf));
+    g_assert(memcmp(buf, src, sizeof(src)) == 0);
+    g_assert_cmphex(qtest_readq(c.qts, gpa(&c, W_FLAGS)), ==, 7);
+    /* No status written into the called buffer. */
+    g_assert_cmpuint(qtest_readl(c.qts, gpa(&c, W_BUF) + SPYRE_CMD_OFF_STATUS),
+                     ==, 0);
+    /* The queue's own commands stay in context 0. */
+    g_assert_cmpuint(run(&c, 0, fence(hva(&c, W_FLAGS + 8), 8)), ==,
+                     SPYRE_CMD_STATUS_SUCCESS);
+    g_assert_cmphex(qtest_readq(c.qts, gpa(&c, W_FLAGS + 8)), ==, 8);
+    expect_no_err(&c);
+}
+
+/* A CALL inside a called buffer fails with BAD_OPCODE; sub-index names it. */
+static void test_call_nested(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Cmd inner[2] = { { .op = SPYRE_OP_NOP } };
+    Card c;
+
+    card_setup(&c, obj, alloc);
+    inner[1] = (Cmd) { .op = SPYRE_OP_CALL,
+                       .args = { 0, VA_RO + gpa(&c, W_BUF), 1 } };
+    write_cmd(&c, gpa(&c, W_BUF), &inner[0]);
+    write_cmd(&c, gpa(&c, W_BUF) + SPYRE_CMD_SIZE, &inner[1]);
+    g_assert_cmpuint(run(&c, 0, (Cmd) {
+        .op = SPYRE_OP_CALL, .args = { 0, VA_RO + gpa(&c, W_BUF), 2 } }), ==,
+        SPYRE_CMD_STATUS_BAD_OPCODE);
+    g_assert_cmpuint(qrd(&c, 0, SPYRE_QREG_ERROR_SUB_INDEX), ==, 1);
+}
+
+/* The first failing command of a buffer ends the CALL with its status. */
+static void test_call_fail(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Cmd inner[4] = {
+        { .op = SPYRE_OP_NOP }, { .op = SPYRE_OP_NOP },
+        copy(VA_DEV, VA_DEV + 0x10000, 0),
+    };
+    Card c;
+
+    card_setup(&c, obj, alloc);
+    inner[3] = fence(hva(&c, W_FLAGS), 9);
+    for (int i = 0; i < 4; i++) {
+        write_cmd(&c, gpa(&c, W_BUF) + i * SPYRE_CMD_SIZE, &inner[i]);
+    }
+    qtest_writeq(c.qts, gpa(&c, W_FLAGS), 0);
+    g_assert_cmpuint(run(&c, 0, (Cmd) {
+        .op = SPYRE_OP_CALL, .args = { 0, VA_RO + gpa(&c, W_BUF), 4 } }), ==,
+        SPYRE_CMD_STATUS_BAD_ARGUMENT);
+    g_assert_cmpuint(qrd(&c, 0, SPYRE_QREG_ERROR_SUB_INDEX), ==, 2);
+    /* It stopped there: the FENCE after it did not run. */
+    g_assert_cmphex(qtest_readq(c.qts, gpa(&c, W_FLAGS)), ==, 0);
+    for (int i = 0; i < 4; i++) {
+        g_assert_cmpuint(qtest_readl(c.qts, gpa(&c, W_BUF) + i * SPYRE_CMD_SIZE +
+                                     SPYRE_CMD_OFF_STATUS), ==, 0);
+    }
+}
+
+/* All four queues copy 8 MiB each at once. */
+static void test_four_queues(void *obj, void *data, QGuestAllocator *alloc)
+{
+    const uint64_t len = 8 * MiB;
+    Card c;
+
+    card_setup(&c, obj, alloc);
+    for (int q = 0; q < SPYRE_NUM_QUEUES; q++) {
+        Cmd cmd = copy(hva(&c, W_BIG(q)), VA_DEV + 0x1000000 + q * len, len);
+
+        qtest_memset(c.qts, gpa(&c, W_BIG(q)), 0xa0 + q, len);
+        write_cmd(&c, entry_addr(&c, q, 0), &cmd);
+        c.tail[q] = 1;
+        /* Equal priorities, and one high. */
+        if (q == 3) {
+            qwr(&c, q, SPYRE_QREG_CTRL, SPYRE_QCTRL_ENABLE |
+                3 << SPYRE_QCTRL_PRIORITY_SHIFT);
+        }
+    }
+    for (int q = 0; q < SPYRE_NUM_QUEUES; q++) {
+        qwr(&c, q, SPYRE_QREG_DOORBELL, 1);
+    }
+    for (int q = 0; q < SPYRE_NUM_QUEUES; q++) {
+        uint64_t off = 0x1000000 + q * len;
+
+        g_assert_cmpuint(wait_queue(&c, q), ==, SPYRE_QSTATE_IDLE);
+        g_assert_cmpuint(entry_status(&c, q, 0), ==, SPYRE_CMD_STATUS_SUCCESS);
+        g_assert_cmphex(qpci_io_readb(c.pdev, c.bar2, off), ==, 0xa0 + q);
+        g_assert_cmphex(qpci_io_readb(c.pdev, c.bar2, off + len / 2), ==,
+                        0xa0 + q);
+        g_assert_cmphex(qpci_io_readb(c.pdev, c.bar2, off + len - 1), ==,
+                        0xa0 + q);
+        g_assert_cmpuint(rd64(&c, SPYRE_REG_QUEUE(q) + SPYRE_QREG_BUSY_NS_LO),
+                         >, 0);
+    }
+    g_assert_cmpuint(rd64(&c, SPYRE_REG_BYTES_LO), ==, 4 * len);
+    g_assert_cmpuint(rd64(&c, SPYRE_REG_BUSY_NS_LO), >, 0);
+    expect_no_err(&c);
+}
+
 static void spyre_register_nodes(void)
 {
     QOSGraphEdgeOptions opts = {
@@ -622,6 +976,20 @@ static void spyre_register_nodes(void)
     qos_add_test("identity", "spyre", test_identity, NULL);
     qos_add_test("bars", "spyre", test_bars, NULL);
     qos_add_test("aperture", "spyre", test_aperture, NULL);
+    qos_add_test("msix/selftest", "spyre", test_msix_selftest, NULL);
+    qos_add_test("msix/masked", "spyre", test_msix_masked, NULL);
+    qos_add_test("cmd/nop", "spyre", test_nop, NULL);
+    qos_add_test("cmd/dma-copy", "spyre", test_dma_copy, NULL);
+    qos_add_test("cmd/dma-copy-sg", "spyre", test_dma_copy_sg, NULL);
+    qos_add_test("cmd/launch", "spyre", test_launch, NULL);
+    qos_add_test("cmd/fence", "spyre", test_fence, NULL);
+    qos_add_test("cmd/wait-fence", "spyre", test_wait_fence, NULL);
+    qos_add_test("cmd/wait-timeout", "spyre", test_wait_timeout, NULL);
+    qos_add_test("cmd/timestamp", "spyre", test_timestamp, NULL);
+    qos_add_test("cmd/call", "spyre", test_call, NULL);
+    qos_add_test("cmd/call-nested", "spyre", test_call_nested, NULL);
+    qos_add_test("cmd/call-fail", "spyre", test_call_fail, NULL);
+    qos_add_test("queues/four-concurrent", "spyre", test_four_queues, NULL);
 }
 
 libqos_init(spyre_register_nodes);
