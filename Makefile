@@ -32,12 +32,13 @@ ENGINE_HDRS := $(wildcard qemu-device/engine/*.h)
 ENGINE_CFLAGS := -std=c11 -O2 -g $(WARN) -Iqemu-device/engine
 ENGINE_OBJS := $(ENGINE_SRCS:%.c=$(B)/obj/%.o)
 ENGINE_SAN_OBJS := $(ENGINE_SRCS:%.c=$(B)/obj-san/%.o)
-ENGINE_TEST_NAMES := test_engine_ops test_engine_loader test_engine_run
+ENGINE_TEST_NAMES := test_engine_ops test_engine_loader test_engine_run test_engine_corpus
 ENGINE_TEST_HDRS := tests/lib/tap.h tests/host/engine_builder.h tests/host/engine_testlib.h
 ENGINE_TESTS := $(ENGINE_TEST_NAMES:%=$(B)/tests/host/%) $(ENGINE_TEST_NAMES:%=$(B)/tests/host/%_san)
 HOST_TESTS += $(ENGINE_TESTS)
 .SECONDARY: $(ENGINE_OBJS) $(ENGINE_SAN_OBJS)
-VM_TESTS := $(B)/tests/vm/test_query $(B)/tests/vm/test_submit $(B)/tests/vm/run-vm-tests.sh \
+VM_TESTS := $(B)/tests/vm/test_query $(B)/tests/vm/test_submit $(B)/tests/vm/test_recovery \
+	$(B)/tests/vm/run-vm-tests.sh \
 	$(B)/tests/vm/dmesg-check.sh
 TEST_HDRS := tests/lib/tap.h
 
@@ -117,11 +118,46 @@ $(B)/tests/host/test_engine_%_san: tests/host/test_engine_%.c $(ENGINE_TEST_HDRS
 	@mkdir -p $(@D)
 	$(CC) $(ENGINE_CFLAGS) $(SAN) -Itests/lib -Itests/host $< $(ENGINE_SAN_OBJS) -o $@ -lm -pthread
 
+# The corpus replay also links the fuzz target's one-input function.
+FUZZ_ONE := tests/fuzz/fuzz_engine_loader.c tests/fuzz/fuzz_engine_loader.h
+$(B)/tests/host/test_engine_corpus: tests/host/test_engine_corpus.c $(FUZZ_ONE) $(ENGINE_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(ENGINE_CFLAGS) -D_DEFAULT_SOURCE -Itests/fuzz $< tests/fuzz/fuzz_engine_loader.c \
+		$(ENGINE_OBJS) -o $@ -lm
+
+$(B)/tests/host/test_engine_corpus_san: tests/host/test_engine_corpus.c $(FUZZ_ONE) $(ENGINE_SAN_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(ENGINE_CFLAGS) $(SAN) -D_DEFAULT_SOURCE -Itests/fuzz $< tests/fuzz/fuzz_engine_loader.c \
+		$(ENGINE_SAN_OBJS) -o $@ -lm
+
+# Fuzzing the engine's loader with libFuzzer (clang): `make fuzz` runs it
+# for FUZZ_SECONDS and merges what it found into tests/fuzz/corpus;
+# `make fuzz-seeds` rewrites the seed programs.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+$(B)/fuzz/fuzz_engine_loader: $(FUZZ_ONE) $(ENGINE_SRCS) $(ENGINE_HDRS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(ENGINE_CFLAGS) -O1 -DFUZZ_LIBFUZZER -Itests/fuzz \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		tests/fuzz/fuzz_engine_loader.c $(ENGINE_SRCS) -o $@ -lm
+
+$(B)/fuzz/make-seeds: tests/fuzz/make-seeds.c tests/host/engine_builder.h
+	@mkdir -p $(@D)
+	$(CC) $(ENGINE_CFLAGS) -Itests/host $< -o $@
+
+fuzz-seeds: $(B)/fuzz/make-seeds
+	$< tests/fuzz/corpus
+
+fuzz: $(B)/fuzz/fuzz_engine_loader
+	@mkdir -p $(B)/fuzz/found
+	$< -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 $(B)/fuzz/found tests/fuzz/corpus
+	$< -merge=1 tests/fuzz/corpus $(B)/fuzz/found
+
 $(B)/tests/vm/test_query: tests/vm/test_query.c $(TEST_HDRS) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) -Itests/lib $< -o $@ $(LINK_LIB)
 
-$(B)/tests/vm/test_submit: tests/vm/test_submit.c $(TEST_HDRS) include/uapi/drm/spyre_accel.h
+$(B)/tests/vm/test_%: tests/vm/test_%.c $(TEST_HDRS) include/uapi/drm/spyre_accel.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) -Itests/lib $< -o $@
 

@@ -12,6 +12,7 @@
 #include <drm/drm_ioctl.h>
 #include <drm/drm_print.h>
 
+#include "spyre_debugfs.h"
 #include "spyre_drv.h"
 #include "spyre_gem.h"
 #include "spyre_hw.h"
@@ -125,6 +126,7 @@ static int spyre_kernel_ctx_init(struct spyre_device *sdev)
 
 	ida_init(&sdev->ctx_ida);
 	mutex_init(&sdev->files_lock);
+	mutex_init(&sdev->reset_lock);
 	INIT_LIST_HEAD(&sdev->files);
 	sdev->fence_page = dma_alloc_coherent(sdev->drm.dev, PAGE_SIZE, &sdev->fence_dma,
 					      GFP_KERNEL);
@@ -201,6 +203,7 @@ static int spyre_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = drm_dev_register(&sdev->drm, 0);
 	if (ret)
 		goto err_hw_fini;
+	spyre_debugfs_init(sdev);
 
 	drm_info(&sdev->drm, "%u cores, %llu MiB device memory, interface %u.%u\n",
 		 sdev->info.num_cores, sdev->info.mem_bytes >> 20,

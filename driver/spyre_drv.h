@@ -45,6 +45,9 @@ struct spyre_device {
 	struct spyre_queue queues[SPYRE_NUM_QUEUES];
 	struct ida ctx_ida;		/* client hardware contexts 1..15 */
 	struct work_struct error_work;	/* stopped queues, MMU faults */
+	/* Serialises card resets */
+	struct mutex reset_lock;
+	unsigned int reset_count;
 	/* Protects files */
 	struct mutex files_lock;
 	struct list_head files;		/* struct spyre_file, to restore after reset */

@@ -14,6 +14,7 @@
 #include <linux/slab.h>
 #include <linux/unaligned.h>
 
+#include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_print.h>
@@ -101,6 +102,21 @@ static void spyre_ring_emit(struct spyre_queue *q, u8 opcode, u64 a0, u64 a1, u6
 	q->tail = (q->tail + 1) % SPYRE_RING_ENTRIES;
 }
 
+/* A job that must not run (it hung before a reset): already failed. */
+static struct dma_fence *spyre_hw_fence_failed(struct spyre_queue *q, int error)
+{
+	struct spyre_hw_fence *f = kzalloc(sizeof(*f), GFP_KERNEL);
+
+	if (!f)
+		return ERR_PTR(-ENOMEM);
+	f->queue = q;
+	dma_fence_init(&f->base, &spyre_hw_fence_ops, &q->fence_lock, q->fence_context,
+		       ++q->seqno);
+	dma_fence_set_error(&f->base, error);
+	dma_fence_signal(&f->base);
+	return &f->base;
+}
+
 static struct dma_fence *spyre_job_run(struct drm_sched_job *sched_job)
 {
 	struct spyre_job *job = to_spyre_job(sched_job);
@@ -108,15 +124,20 @@ static struct dma_fence *spyre_job_run(struct drm_sched_job *sched_job)
 	struct spyre_device *sdev = q->sdev;
 	struct spyre_hw_fence *f;
 	unsigned long flags;
+	int idx;
 
 	if (unlikely(sched_job->s_fence->finished.error))
-		return NULL;
+		return spyre_hw_fence_failed(q, sched_job->s_fence->finished.error);
+	if (!drm_dev_enter(&sdev->drm, &idx))
+		return ERR_PTR(-ENODEV);
 	/* Resubmitted after a reset: the old hardware fence is done with. */
 	dma_fence_put(job->hw_fence);
 	job->hw_fence = NULL;
 	f = kzalloc(sizeof(*f), GFP_KERNEL);
-	if (!f)
+	if (!f) {
+		drm_dev_exit(idx);
 		return ERR_PTR(-ENOMEM);
+	}
 
 	f->queue = q;
 	f->sfile = job->sfile;
@@ -136,6 +157,7 @@ static struct dma_fence *spyre_job_run(struct drm_sched_job *sched_job)
 	/* Ring entries must be in memory before the card reads them. */
 	wmb();
 	spyre_wr32(sdev, SPYRE_REG_QUEUE(q->index) + SPYRE_QREG_DOORBELL, q->tail);
+	drm_dev_exit(idx);
 	job->hw_fence = dma_fence_get(&f->base);
 	return &f->base;
 }
@@ -217,42 +239,62 @@ void spyre_queues_handle_errors(struct spyre_device *sdev)
 
 static char *spyre_reset_event[] = { "SPYRE_RESET=1", NULL };
 
-static void spyre_full_reset(struct spyre_device *sdev, struct drm_sched_job *bad)
+/*
+ * Reset the card and bring every queue back.  A @bad job (one that hung)
+ * fails with -ETIMEDOUT and bans its file; every other job in flight runs
+ * again from the start.
+ */
+void spyre_device_recover(struct spyre_device *sdev, struct drm_sched_job *bad)
 {
-	struct spyre_job *job = to_spyre_job(bad);
-	int i;
+	struct spyre_job *job = bad ? to_spyre_job(bad) : NULL;
+	int i, idx;
 
-	drm_err(&sdev->drm, "queue %u: job timed out; resetting the card\n", job->queue->index);
+	if (!drm_dev_enter(&sdev->drm, &idx))
+		return;
+	mutex_lock(&sdev->reset_lock);
+	if (job)
+		drm_err(&sdev->drm, "queue %u: job hung; resetting the card\n", job->queue->index);
+	else
+		drm_info(&sdev->drm, "resetting the card on request\n");
 	for (i = 0; i < SPYRE_NUM_QUEUES; i++)
 		drm_sched_stop(&sdev->queues[i].sched, bad);
-	WRITE_ONCE(job->sfile->banned, true);
 
 	spyre_hw_reset(sdev);
 	for (i = 0; i < SPYRE_NUM_QUEUES; i++)
-		spyre_queue_cancel_inflight(&sdev->queues[i], job->hw_fence);
-	/* The guilty job does not run again; the others do. */
-	dma_fence_set_error(&bad->s_fence->finished, -ETIMEDOUT);
+		spyre_queue_cancel_inflight(&sdev->queues[i], job ? job->hw_fence : NULL);
+	if (job) {
+		WRITE_ONCE(job->sfile->banned, true);
+		/* run_job sees the error and completes it without running it. */
+		dma_fence_set_error(&bad->s_fence->finished, -ETIMEDOUT);
+	}
 	if (spyre_hw_restore(sdev))
 		drm_err(&sdev->drm, "card did not come back after reset\n");
 	for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
 		drm_sched_resubmit_jobs(&sdev->queues[i].sched);
 		drm_sched_start(&sdev->queues[i].sched);
 	}
+	sdev->reset_count++;
+	mutex_unlock(&sdev->reset_lock);
 	kobject_uevent_env(&sdev->drm.dev->kobj, KOBJ_CHANGE, spyre_reset_event);
+	drm_dev_exit(idx);
 }
 
 static enum drm_gpu_sched_stat spyre_job_timedout(struct drm_sched_job *sched_job)
 {
 	struct spyre_job *job = to_spyre_job(sched_job);
+	struct drm_gpu_scheduler *sched = sched_job->sched;
 	struct spyre_queue *q = job->queue;
 	u32 completed = spyre_rd32(q->sdev, SPYRE_REG_QUEUE(q->index) + SPYRE_QREG_COMPLETED_LO);
 
-	/* Still moving: the job is long, not hung. */
+	/* Still moving: the job is long, not hung.  Give it back its place. */
 	if (completed != q->last_completed) {
 		q->last_completed = completed;
+		spin_lock(&sched->job_list_lock);
+		list_add(&sched_job->list, &sched->pending_list);
+		spin_unlock(&sched->job_list_lock);
 		return DRM_GPU_SCHED_STAT_NOMINAL;
 	}
-	spyre_full_reset(q->sdev, sched_job);
+	spyre_device_recover(q->sdev, sched_job);
 	return DRM_GPU_SCHED_STAT_NOMINAL;
 }
 

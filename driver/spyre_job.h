@@ -64,6 +64,7 @@ u32 spyre_queue_ctrl(struct spyre_queue *q);
 void spyre_queue_signal(struct spyre_queue *q);
 void spyre_queue_cancel_inflight(struct spyre_queue *q, struct dma_fence *guilty);
 void spyre_queues_handle_errors(struct spyre_device *sdev);
+void spyre_device_recover(struct spyre_device *sdev, struct drm_sched_job *bad);
 int spyre_file_entities_init(struct spyre_file *sfile);
 void spyre_file_entities_fini(struct spyre_file *sfile);
 int spyre_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file);

@@ -65,6 +65,9 @@ check "reload cycle 3" reload_cycle
 
 "$T/test_query"
 "$T/test_submit"
+# Recovery with a short job timeout so a hang is found in a second or two.
+rmmod spyre && modprobe spyre job_timeout_ms=1000 || echo "Bail out! cannot reload spyre"
+"$T/test_recovery"
 
 echo "1..3"
 n=0

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Copyright 2026 The Spyre emulation project */
+
+#ifndef __SPYRE_DEBUGFS_H__
+#define __SPYRE_DEBUGFS_H__
+
+struct spyre_device;
+
+#if IS_ENABLED(CONFIG_DEBUG_FS)
+void spyre_debugfs_init(struct spyre_device *sdev);
+#else
+static inline void spyre_debugfs_init(struct spyre_device *sdev) { }
+#endif
+
+#endif /* __SPYRE_DEBUGFS_H__ */

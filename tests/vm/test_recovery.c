@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Hang recovery: a job hangs on queue 0 (injected through debugfs) while
+ * three other processes keep submitting on queues 1-3.  The driver must
+ * time the hung job out, reset the card, fail that job with TIMEOUT and ban
+ * its file, and every other process's jobs must complete with correct data.
+ * Run with spyre loaded with a short job_timeout_ms.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "spyre_regs.h"
+#include "tap.h"
+#include "uapi/drm/spyre_accel.h"
+
+#define JOB_BYTES	(256u << 10)
+#define WORKER_JOBS	20
+
+static int xioctl(int fd, unsigned long req, void *arg)
+{
+	int ret;
+
+	do {
+		ret = ioctl(fd, req, arg);
+	} while (ret == -1 && (errno == EINTR || errno == EAGAIN));
+	return ret ? -errno : 0;
+}
+
+struct bo {
+	uint32_t handle;
+	uint64_t va;
+	void *map;
+};
+
+static int bo_new(int fd, uint64_t size, struct bo *bo)
+{
+	struct drm_spyre_bo_create c = { .size = size };
+	struct drm_spyre_bo_info i = { 0 };
+
+	if (xioctl(fd, DRM_IOCTL_SPYRE_BO_CREATE, &c))
+		return -1;
+	i.handle = c.handle;
+	if (xioctl(fd, DRM_IOCTL_SPYRE_BO_INFO, &i))
+		return -1;
+	bo->handle = c.handle;
+	bo->va = c.device_addr;
+	bo->map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, i.mmap_offset);
+	return bo->map == MAP_FAILED ? -1 : 0;
+}
+
+static void put_copy(void *cmd, uint64_t src, uint64_t dst, uint64_t n)
+{
+	uint8_t *c = cmd;
+
+	memset(c, 0, SPYRE_CMD_SIZE);
+	c[0] = SPYRE_OP_DMA_COPY;
+	memcpy(c + 8, &src, 8);
+	memcpy(c + 16, &dst, 8);
+	memcpy(c + 24, &n, 8);
+}
+
+/* Submit one copy and wait for it; returns the job status or -errno. */
+static int run_copy(int fd, uint32_t queue, struct bo *src, struct bo *dst, struct bo *cmd)
+{
+	uint32_t bos[] = { src->handle, dst->handle, cmd->handle };
+	struct drm_spyre_submit s = {
+		.queue = queue, .commands = cmd->va, .command_count = 1,
+		.bo_handles = (uintptr_t)bos, .bo_count = 3,
+	};
+	struct drm_spyre_bo_wait w = { .handle = dst->handle };
+	struct timespec ts;
+	int ret;
+
+	put_copy(cmd->map, src->va, dst->va, JOB_BYTES);
+	ret = xioctl(fd, DRM_IOCTL_SPYRE_SUBMIT, &s);
+	if (ret)
+		return ret;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	w.timeout_ns = (ts.tv_sec + 60) * 1000000000ll + ts.tv_nsec;
+	ret = xioctl(fd, DRM_IOCTL_SPYRE_BO_WAIT, &w);
+	return ret ? ret : (int)w.job_status;
+}
+
+/* A bystander: WORKER_JOBS copies on its queue, each checked. */
+static int worker(uint32_t queue)
+{
+	int fd = open("/dev/accel/accel0", O_RDWR | O_CLOEXEC);
+	struct bo src, dst, cmd;
+
+	if (fd < 0 || bo_new(fd, JOB_BYTES, &src) || bo_new(fd, JOB_BYTES, &dst) ||
+	    bo_new(fd, 4096, &cmd))
+		return 10;
+	for (int j = 0; j < WORKER_JOBS; j++) {
+		uint32_t *s = src.map;
+		int st;
+
+		for (uint32_t i = 0; i < JOB_BYTES / 4; i++)
+			s[i] = i ^ (queue << 24) ^ (j << 16);
+		memset(dst.map, 0, JOB_BYTES);
+		st = run_copy(fd, queue, &src, &dst, &cmd);
+		if (st != DRM_SPYRE_JOB_STATUS_SUCCESS) {
+			printf("  # queue %u job %d: status %d\n", queue, j, st);
+			return 11;
+		}
+		if (memcmp(src.map, dst.map, JOB_BYTES)) {
+			printf("  # queue %u job %d: wrong data\n", queue, j);
+			return 12;
+		}
+	}
+	close(fd);
+	return 0;
+}
+
+static int debugfs_write(const char *name, const char *text)
+{
+	char pattern[128];
+	glob_t g;
+	int fd, ret = -1;
+
+	snprintf(pattern, sizeof(pattern), "/sys/kernel/debug/accel/*/%s", name);
+	if (glob(pattern, 0, NULL, &g) || g.gl_pathc != 1)
+		return -1;
+	fd = open(g.gl_pathv[0], O_WRONLY);
+	if (fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text))
+		ret = 0;
+	if (fd >= 0)
+		close(fd);
+	globfree(&g);
+	return ret;
+}
+
+TEST(hung_job_is_recovered_while_others_complete)
+{
+	int fd = open("/dev/accel/accel0", O_RDWR | O_CLOEXEC), status;
+	struct bo src, dst, cmd;
+	pid_t pids[3];
+
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ(bo_new(fd, JOB_BYTES, &src), 0);
+	ASSERT_EQ(bo_new(fd, JOB_BYTES, &dst), 0);
+	ASSERT_EQ(bo_new(fd, 4096, &cmd), 0);
+
+	fflush(stdout);
+	for (int i = 0; i < 3; i++) {
+		pids[i] = fork();
+		ASSERT_TRUE(pids[i] >= 0);
+		if (pids[i] == 0)
+			_exit(worker(1 + i));
+	}
+	ASSERT_EQ(debugfs_write("inject_hang", "0 0"), 0);
+	EXPECT_EQ(run_copy(fd, 0, &src, &dst, &cmd), DRM_SPYRE_JOB_STATUS_TIMEOUT);
+	EXPECT_EQ(run_copy(fd, 0, &src, &dst, &cmd), -ECANCELED);
+	for (int i = 0; i < 3; i++) {
+		ASSERT_EQ(waitpid(pids[i], &status, 0), pids[i]);
+		EXPECT_TRUE(WIFEXITED(status));
+		EXPECT_EQ(WEXITSTATUS(status), 0);
+	}
+	close(fd);
+
+	/* The card works for everyone after the reset, queue 0 included. */
+	EXPECT_EQ(worker(0), 0);
+}
+
+TEST(forced_reset_replays_nothing_lost)
+{
+	pid_t pid;
+	int status;
+
+	fflush(stdout);
+	pid = fork();
+	ASSERT_TRUE(pid >= 0);
+	if (pid == 0)
+		_exit(worker(2));
+	usleep(200000);
+	ASSERT_EQ(debugfs_write("reset", "1"), 0);
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+TAP_MAIN()
