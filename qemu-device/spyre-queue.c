@@ -497,8 +497,8 @@ static void *spyre_queue_worker(void *opaque)
         }
 
         qemu_mutex_lock(&s->lock);
-        spyre_busy_account_locked(s, -1);
         if (e.generation == s->generation) {
+            spyre_busy_account_locked(s, -1);
             spyre_queue_finish_locked(q, status, e.sub_index,
                                       spyre_now_ns() - start);
         } else {

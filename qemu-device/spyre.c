@@ -445,6 +445,7 @@ static void spyre_reset_locked(SpyreState *s)
     s->fault_count = 0;
     s->error_count = 0;
     s->busy_ns = 0;
+    s->running_queues = 0;  /* aborted commands no longer count */
     s->busy_since_ns = spyre_now_ns();
     s->dma_busy_ns = 0;
     s->model_dma_busy_ns = 0;
@@ -666,7 +667,7 @@ static void spyre_global_write(SpyreState *s, hwaddr addr, uint32_t val)
         if (val & ~SPYRE_INT_ALL) {
             spyre_guest_error(s, SPYRE_ERR_BAD_VALUE, addr,
                               "undefined bits in INT_MASK");
-            val &= SPYRE_INT_ALL;
+            break;
         }
         /* Causes that were pending while masked fire on unmask. */
         pending = s->int_status & s->int_mask & ~val;
@@ -758,9 +759,12 @@ static const MemoryRegionOps spyre_reg_ops = {
     .read = spyre_reg_read,
     .write = spyre_reg_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
-    /* Accept every size so that bad ones reach the handler and get logged. */
-    .valid = { .min_access_size = 1, .max_access_size = 8 },
-    .impl = { .min_access_size = 1, .max_access_size = 8 },
+    /*
+     * Accept every size and alignment unsplit, so that bad ones reach the
+     * handler whole and get logged with their own offset.
+     */
+    .valid = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
+    .impl = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
 };
 
 static void spyre_reset(DeviceState *dev)
