@@ -161,6 +161,11 @@ $(B)/tests/vm/test_%: tests/vm/test_%.c $(TEST_HDRS) include/uapi/drm/spyre_acce
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) -Itests/lib $< -o $@
 
+# Engine host speed (not yet part of `make bench`): 1024^3 fp16 matmul kernel.
+$(B)/bench/engine-bench: tests/bench/engine-bench.c $(ENGINE_TEST_HDRS) $(ENGINE_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(ENGINE_CFLAGS) -D_DEFAULT_SOURCE -Itests/host $< $(ENGINE_OBJS) -o $@ -lm -pthread
+
 $(B)/bench/dma-bench: tests/bench/dma-bench.c include/spyre_regs.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $< -o $@

@@ -22,6 +22,7 @@ suite_host() {
 	"$B/tests/host/test_engine_loader_san"
 	"$B/tests/host/test_engine_run"
 	"$B/tests/host/test_engine_run_san"
+	"$B/tests/host/test_engine_corpus_san" "$SPYRE_TOP/tests/fuzz/corpus"
 }
 
 # qtest: QEMU's qtest framework against the card (libqos "spyre" node in

@@ -77,6 +77,8 @@ struct spyre_engine_config {
 	uint32_t scratchpad_bytes;	/* per core */
 	uint32_t reserved_bytes;	/* at the bottom of each scratchpad, for the program */
 	uint64_t max_work;		/* bound on sticks moved + op firings, per launch */
+	unsigned host_threads;		/* host threads for op kernels, 0 = all CPUs */
+	int host_portable;		/* 1: no SIMD kernels (same results, for tests) */
 	struct spyre_timing_params timing;
 };
 

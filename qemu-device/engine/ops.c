@@ -223,12 +223,12 @@ static void fire_transpose(const struct op_desc *op, const uint8_t *in, uint8_t 
 	}
 }
 
-bool op_fire(const struct op_desc *op, uint32_t firing, const uint8_t *const in[3],
-	     uint8_t *out, float *acc, float *tmp)
+bool op_fire(const struct op_env *env, const struct op_desc *op, uint32_t firing,
+	     const uint8_t *const in[3], uint8_t *out, float *acc, float *tmp)
 {
 	switch (op->opcode) {
 	case SPK_OPC_MATMUL:
-		return op_matmul_fire(op, firing, in[0], in[1], out, acc, tmp);
+		return op_matmul_fire(env, op, firing, in[0], in[1], out, acc, tmp);
 	case SPK_OPC_REDUCE_SUM:
 	case SPK_OPC_REDUCE_MAX:
 		if (op->flags & SPK_OPF_ACROSS)

@@ -13,6 +13,13 @@
 #include <stdint.h>
 
 #include "internal.h"
+#include "threads.h"
+
+/* Host resources a firing may use. */
+struct op_env {
+	struct engine_pool *pool;
+	bool simd;
+};
 
 /* Floats of host scratch one firing of op needs. */
 size_t op_tmp_floats(const struct op_desc *op);
@@ -22,11 +29,11 @@ size_t op_tmp_floats(const struct op_desc *op);
  * out room for op->out_sticks (written only when the firing emits), acc is
  * the matmul accumulator in the scratchpad.  Returns true if it wrote out.
  */
-bool op_fire(const struct op_desc *op, uint32_t firing, const uint8_t *const in[3],
-	     uint8_t *out, float *acc, float *tmp);
+bool op_fire(const struct op_env *env, const struct op_desc *op, uint32_t firing,
+	     const uint8_t *const in[3], uint8_t *out, float *acc, float *tmp);
 
 /* The matmul firing (matmul.c). */
-bool op_matmul_fire(const struct op_desc *op, uint32_t firing, const uint8_t *a,
-		    const uint8_t *b, uint8_t *out, float *acc, float *tmp);
+bool op_matmul_fire(const struct op_env *env, const struct op_desc *op, uint32_t firing,
+		    const uint8_t *a, const uint8_t *b, uint8_t *out, float *acc, float *tmp);
 
 #endif /* SPYRE_ENGINE_OPS_H */

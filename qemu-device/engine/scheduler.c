@@ -66,6 +66,7 @@ struct run {
 	struct ring_model ring;
 	float *tmp;
 	uint8_t *gather;		/* op inputs, then output, contiguous */
+	struct op_env env;		/* thread pool and SIMD choice for kernels */
 	uint64_t end;			/* latest completion seen */
 };
 
@@ -392,7 +393,7 @@ static void fire_op(struct run *r, struct agent *a, uint64_t t)
 		acc = (float *)(void *)(cr->spad + cr->prog->buffers[op->acc_buffer].offset);
 		r->stats->macs += (uint64_t)op->rows * op->k * op->row_elems;
 	}
-	if (op_fire(op, a->fired, in, out_buf, acc, r->tmp)) {
+	if (op_fire(&r->env, op, a->fired, in, out_buf, acc, r->tmp)) {
 		struct fifo *f = &out->fifo;
 
 		for (uint32_t i = 0; i < op->out_sticks; i++)
@@ -576,6 +577,7 @@ static void run_free(struct run *r)
 	free(r->agents);
 	free(r->tmp);
 	free(r->gather);
+	pool_destroy(r->env.pool);
 }
 
 static void finish_stats(struct run *r)
@@ -623,6 +625,12 @@ enum spyre_engine_status spyre_program_run(struct spyre_program *prog,
 		st = setup_core(&r, c, args);
 	if (!st)
 		st = alloc_op_scratch(&r);
+	if (!st) {
+		r.env.simd = !prog->cfg.host_portable;
+		r.env.pool = pool_create(prog->cfg.host_threads);
+		if (!r.env.pool)
+			st = SPYRE_ENGINE_E_NOMEM;
+	}
 	if (st == SPYRE_ENGINE_E_NOMEM)
 		engine_set_error(err, st, -1, -1, "host memory for the run");
 	if (!st)

@@ -251,17 +251,23 @@ TEST(dram_to_dram_strided_gather)
 }
 
 /* One matmul tile program, M x K x N fp16 on `cores` cores, each its own tiles. */
+/* Data types of matmul_program. */
+static unsigned mm_din = SPK_DT_FP16, mm_dout = SPK_DT_FP16;
+
 static void matmul_program(unsigned cores, uint32_t M, uint32_t K, uint32_t N,
 			   uint32_t tiles_per_core, uint32_t fifo_tiles)
 {
-	uint32_t a_sticks = M * (K / 64), b_sticks = K * (N / 64), c_sticks = M * (N / 64);
+	uint32_t in_elems = mm_din == SPK_DT_FP32 ? 32 : 64;
+	uint32_t c_row = N / (mm_dout == SPK_DT_FP32 ? 32 : 64);
+	uint32_t a_sticks = M * (K / in_elems), b_sticks = K * (N / in_elems);
+	uint32_t c_sticks = M * c_row;
 
 	memset(&prog, 0, sizeof(prog));
 	spyre_engine_config_default(&cfg);
 	prog.num_args = 3;
 	for (unsigned core = 0; core < cores; core++) {
 		struct pb_core *c = pb_core(&prog, core);
-		struct pb_op *op = pb_op(c, SPK_OPC_MATMUL, SPK_DT_FP16, SPK_DT_FP16,
+		struct pb_op *op = pb_op(c, SPK_OPC_MATMUL, (uint8_t)mm_din, (uint8_t)mm_dout,
 					 tiles_per_core, M, N);
 		uint64_t a_off = (uint64_t)core * tiles_per_core * a_sticks * 128;
 
@@ -275,7 +281,7 @@ static void matmul_program(unsigned cores, uint32_t M, uint32_t K, uint32_t N,
 							       { 128, 0, 0, 0 } },
 				      pb_op_end(), tiles_per_core * b_sticks, fifo_tiles * b_sticks);
 		op->out = pb_stream(c, pb_op_end(),
-				    pb_linear(SPK_EP_DRAM, 2, a_off / (K / 64) * (N / 64),
+				    pb_linear(SPK_EP_DRAM, 2, a_off / (K / in_elems) * c_row,
 					      tiles_per_core * c_sticks),
 				    tiles_per_core * c_sticks, fifo_tiles * c_sticks);
 		op->acc_buffer = pb_buffer(c, M * (N / 32) * 128);
@@ -306,6 +312,52 @@ TEST(runs_are_deterministic)
 	EXPECT_EQ(s1.op_firings, 12);
 	test_mem_fini(&m1);
 	test_mem_fini(&m2);
+}
+
+/*
+ * Host threads and SIMD change nothing: 1, 2, 3 and 7 threads, with and
+ * without the vector kernels, give bit-identical results, on a tile wide
+ * enough to split by rows and on one so short it splits by columns.
+ */
+TEST(results_identical_whatever_threads_and_simd)
+{
+	static const struct { unsigned threads; int portable; } runs[] = {
+		{ 1, 0 }, { 2, 0 }, { 3, 0 }, { 7, 0 }, { 1, 1 }, { 3, 1 },
+	};
+	static const uint32_t shapes[][3] = { { 64, 320, 192 }, { 3, 128, 512 } };
+	uint64_t args[3] = { 0, 4 * MiB, 8 * MiB };
+	struct test_mem mem;
+	uint8_t *first = malloc(4 * MiB);
+	unsigned differ = 0;
+
+	test_mem_init(&mem, MEM_BYTES);
+	for (uint64_t i = 0; i < 8 * MiB; i += 4) {
+		float f = (float)(i * 7919 % 4099) / 1731.0f - 1.1f;
+
+		memcpy(mem.bytes + i, &f, 4);
+	}
+	/* fp32 in and out: fp16 products are exact, fp32 ones show any reordering. */
+	mm_din = mm_dout = SPK_DT_FP32;
+	for (unsigned s = 0; s < 2; s++) {
+		for (unsigned i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+			matmul_program(2, shapes[s][0], shapes[s][1], shapes[s][2], 2, 2);
+			cfg.host_threads = runs[i].threads;
+			cfg.host_portable = runs[i].portable;
+			memset(mem.bytes + args[2], 0, 4 * MiB);
+			ASSERT_EQ(test_run(&cfg, &prog, &mem, args, 3, &stats, &err),
+				  SPYRE_ENGINE_OK);
+			if (!i)
+				memcpy(first, mem.bytes + args[2], 4 * MiB);
+			else if (memcmp(first, mem.bytes + args[2], 4 * MiB))
+				differ++;
+		}
+	}
+	mm_din = mm_dout = SPK_DT_FP16;
+	cfg.host_threads = 0;
+	cfg.host_portable = 0;
+	EXPECT_EQ(differ, 0);
+	free(first);
+	test_mem_fini(&mem);
 }
 
 /*
