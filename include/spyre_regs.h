@@ -130,6 +130,7 @@
 #define SPYRE_QREG_BUSY_NS_LO		0x34	/* RO: time spent executing */
 #define SPYRE_QREG_BUSY_NS_HI		0x38
 #define SPYRE_QREG_ERROR_SUB_INDEX	0x3c	/* RO: failing command inside a CALL */
+#define SPYRE_QREG_ENGINE_STATUS	0x40	/* RO: engine status of the last failed LAUNCH */
 
 /*
  * MMU: SPYRE_NUM_CONTEXTS address spaces, each a 4-level page table in
@@ -184,6 +185,15 @@
 #define SPYRE_REG_BYTES_HI		0x301c
 #define SPYRE_REG_FAULT_COUNT		0x3020	/* MMU faults */
 #define SPYRE_REG_ERROR_COUNT		0x3024	/* failed commands */
+#define SPYRE_REG_LAUNCH_COUNT		0x3028	/* LAUNCHes that ran to completion */
+#define SPYRE_REG_LAUNCH_NS_LO		0x3030	/* modelled device time of all LAUNCHes */
+#define SPYRE_REG_LAUNCH_NS_HI		0x3034
+#define SPYRE_REG_DRAM_BYTES_LO		0x3038	/* engine device-memory traffic */
+#define SPYRE_REG_DRAM_BYTES_HI		0x303c
+#define SPYRE_REG_RING_BYTES_LO		0x3040	/* engine ring payload */
+#define SPYRE_REG_RING_BYTES_HI		0x3044
+#define SPYRE_REG_CORE_BUSY_LO(c)	(0x3100 + (c) * 8)	/* busy cycles per core */
+#define SPYRE_REG_CORE_BUSY_HI(c)	(0x3104 + (c) * 8)
 
 /*
  * Test-only fault injection.  Write SPYRE_INJECT_ARM | queue << 16 | n:
@@ -213,7 +223,7 @@
 #define SPYRE_OP_NOP			0x00
 #define SPYRE_OP_DMA_COPY		0x01	/* src, dst, bytes */
 #define SPYRE_OP_DMA_COPY_SG		0x02	/* list address, entries */
-#define SPYRE_OP_LAUNCH			0x03	/* program, argument block, bytes */
+#define SPYRE_OP_LAUNCH			0x03	/* program, argument block, bytes, stats */
 #define SPYRE_OP_FENCE			0x04	/* address, value: write, then interrupt */
 #define SPYRE_OP_WAIT			0x05	/* address, value, timeout ns (0: none) */
 #define SPYRE_OP_TIMESTAMP		0x06	/* address: device time in ns */
@@ -239,11 +249,34 @@
 #define SPYRE_CMD_STATUS_UNSUPPORTED	6	/* LAUNCH before the compute engine */
 #define SPYRE_CMD_STATUS_ABORTED	7	/* device reset while it ran */
 #define SPYRE_CMD_STATUS_TIMEOUT	8	/* WAIT's timeout passed */
+#define SPYRE_CMD_STATUS_BAD_PROGRAM	9	/* LAUNCH: the engine refused the kernel */
+#define SPYRE_CMD_STATUS_DEADLOCK	10	/* LAUNCH: the kernel can never finish */
+
+/* LAUNCH: kernel image and argument block bounds. */
+#define SPYRE_LAUNCH_MAX_IMAGE		0x00400000	/* 4 MiB */
+#define SPYRE_LAUNCH_MAX_ARGS		64
+
+/*
+ * LAUNCH statistics record, written at args[3] when it is not 0: u64
+ * little-endian values at these indexes, then one per core.
+ */
+#define SPYRE_STAT_DEVICE_CYCLES	0
+#define SPYRE_STAT_DEVICE_NS		1
+#define SPYRE_STAT_DRAM_READ_BYTES	2
+#define SPYRE_STAT_DRAM_WRITE_BYTES	3
+#define SPYRE_STAT_RING_BYTES		4
+#define SPYRE_STAT_RING_LINK_BYTES	5
+#define SPYRE_STAT_OP_FIRINGS		6
+#define SPYRE_STAT_MACS			7
+#define SPYRE_STAT_CORE_BUSY_CYCLES(c)	(8 + (c))
+#define SPYRE_LAUNCH_STATS_SIZE		(8 * (8 + SPYRE_NUM_CORES))
 
 /* Architecture constants the capability registers report. */
 #define SPYRE_NUM_CORES			32
 #define SPYRE_STICK_BYTES		128
-#define SPYRE_SCRATCHPAD_BYTES		0x00200000u		/* 2 MiB */
+#define SPYRE_SCRATCHPAD_BYTES		0x00200000u		/* 2 MiB, the default */
+#define SPYRE_SCRATCHPAD_MIN		0x00020000u		/* 128 KiB */
+#define SPYRE_SCRATCHPAD_MAX		0x01000000u		/* 16 MiB */
 #define SPYRE_MEM_SIZE_DEFAULT		0x0040000000ull		/* 1 GiB */
 #define SPYRE_MEM_SIZE_MIN		0x0000100000ull		/* 1 MiB */
 #define SPYRE_MEM_SIZE_MAX		0x2000000000ull		/* 128 GiB */

@@ -347,7 +347,7 @@ static uint32_t spyre_cmd_execute(SpyreExec *e, const SpyreCmd *c,
         [SPYRE_OP_NOP] = 0,
         [SPYRE_OP_DMA_COPY] = 3,
         [SPYRE_OP_DMA_COPY_SG] = 2,
-        [SPYRE_OP_LAUNCH] = 3,
+        [SPYRE_OP_LAUNCH] = 4,
         [SPYRE_OP_FENCE] = 2,
         [SPYRE_OP_WAIT] = 3,
         [SPYRE_OP_TIMESTAMP] = 1,
@@ -374,8 +374,7 @@ static uint32_t spyre_cmd_execute(SpyreExec *e, const SpyreCmd *c,
     case SPYRE_OP_DMA_COPY_SG:
         return spyre_cmd_copy_sg(e, c, bounce);
     case SPYRE_OP_LAUNCH:
-        /* Compute arrives with the dataflow engine. */
-        return SPYRE_CMD_STATUS_UNSUPPORTED;
+        return spyre_cmd_launch(e, c->args);
     case SPYRE_OP_FENCE:
         return spyre_cmd_fence(e, c);
     case SPYRE_OP_WAIT:

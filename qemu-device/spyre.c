@@ -203,6 +203,9 @@ static bool spyre_queue_read(SpyreQueue *q, hwaddr off, uint64_t *val)
     case SPYRE_QREG_ERROR_SUB_INDEX:
         *val = q->error_sub_index;
         return true;
+    case SPYRE_QREG_ENGINE_STATUS:
+        *val = q->engine_status;
+        return true;
     }
     return false;
 }
@@ -242,7 +245,7 @@ static bool spyre_global_read(SpyreState *s, hwaddr addr, uint64_t *val)
         *val = SPYRE_STICK_BYTES;
         return true;
     case SPYRE_REG_SCRATCHPAD_BYTES:
-        *val = SPYRE_SCRATCHPAD_BYTES;
+        *val = s->scratchpad_size;
         return true;
     case SPYRE_REG_NUM_VECTORS:
         *val = SPYRE_MSIX_VECTORS;
@@ -356,6 +359,27 @@ static bool spyre_global_read(SpyreState *s, hwaddr addr, uint64_t *val)
     case SPYRE_REG_ERROR_COUNT:
         *val = s->error_count;
         return true;
+    case SPYRE_REG_LAUNCH_COUNT:
+        *val = s->launch_count;
+        return true;
+    case SPYRE_REG_LAUNCH_NS_LO:
+        *val = (uint32_t)s->launch_ns;
+        return true;
+    case SPYRE_REG_LAUNCH_NS_HI:
+        *val = s->launch_ns >> 32;
+        return true;
+    case SPYRE_REG_DRAM_BYTES_LO:
+        *val = (uint32_t)s->engine_dram_bytes;
+        return true;
+    case SPYRE_REG_DRAM_BYTES_HI:
+        *val = s->engine_dram_bytes >> 32;
+        return true;
+    case SPYRE_REG_RING_BYTES_LO:
+        *val = (uint32_t)s->engine_ring_bytes;
+        return true;
+    case SPYRE_REG_RING_BYTES_HI:
+        *val = s->engine_ring_bytes >> 32;
+        return true;
     case SPYRE_REG_DBG_HANG:
         *val = s->dbg_hang;
         return true;
@@ -398,6 +422,11 @@ static uint64_t spyre_reg_read(void *opaque, hwaddr addr, unsigned size)
     } else if (spyre_decode(addr, SPYRE_REG_CTX(0), 0x10, SPYRE_NUM_CONTEXTS,
                             &i, &off)) {
         ok = spyre_ctx_read(s, i, off, &val);
+    } else if (spyre_decode(addr, SPYRE_REG_CORE_BUSY_LO(0), 8, SPYRE_NUM_CORES,
+                            &i, &off)) {
+        val = off ? s->core_busy_cycles[i] >> 32
+                  : (uint32_t)s->core_busy_cycles[i];
+        ok = true;
     } else {
         ok = spyre_global_read(s, addr, &val);
     }
@@ -442,6 +471,11 @@ static void spyre_reset_locked(SpyreState *s)
     s->dbg_dma_error = 0;
     s->cmd_count = 0;
     s->bytes_moved = 0;
+    s->launch_count = 0;
+    s->launch_ns = 0;
+    s->engine_dram_bytes = 0;
+    s->engine_ring_bytes = 0;
+    memset(s->core_busy_cycles, 0, sizeof(s->core_busy_cycles));
     s->fault_count = 0;
     s->error_count = 0;
     s->busy_ns = 0;
@@ -466,6 +500,7 @@ static void spyre_reset_locked(SpyreState *s)
         q->last_status = 0;
         q->error_index = 0;
         q->error_sub_index = 0;
+        q->engine_status = 0;
         q->busy_ns = 0;
         q->stopped = false;
         q->hang_countdown = -1;
@@ -778,6 +813,14 @@ static void spyre_reset(DeviceState *dev)
     memory_region_set_alias_offset(&s->aperture, 0);
 }
 
+/* The PCI core leaves FLR to the device: it resets us through qdev. */
+static void spyre_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
+                               int len)
+{
+    pci_default_write_config(pdev, addr, val, len);
+    pcie_cap_flr_write_config(pdev, addr, val, len);
+}
+
 static bool spyre_check_params(SpyreState *s, Error **errp)
 {
     if (s->mem_size < SPYRE_MEM_SIZE_MIN || s->mem_size > SPYRE_MEM_SIZE_MAX) {
@@ -787,6 +830,15 @@ static bool spyre_check_params(SpyreState *s, Error **errp)
     }
     if (s->mem_size % MiB) {
         error_setg(errp, "mem-size must be a multiple of 1 MiB");
+        return false;
+    }
+    if (s->scratchpad_size < SPYRE_SCRATCHPAD_MIN ||
+        s->scratchpad_size > SPYRE_SCRATCHPAD_MAX ||
+        s->scratchpad_size % SPYRE_STICK_BYTES) {
+        error_setg(errp, "scratchpad-size must be a multiple of %d between "
+                   "%u KiB and %u MiB", SPYRE_STICK_BYTES,
+                   (unsigned)(SPYRE_SCRATCHPAD_MIN / KiB),
+                   (unsigned)(SPYRE_SCRATCHPAD_MAX / MiB));
         return false;
     }
     return true;
@@ -875,6 +927,8 @@ static const VMStateDescription spyre_vmstate = {
 static Property spyre_properties[] = {
     DEFINE_PROP_SIZE("mem-size", SpyreState, mem_size,
                      SPYRE_MEM_SIZE_DEFAULT),
+    DEFINE_PROP_UINT32("scratchpad-size", SpyreState, scratchpad_size,
+                       SPYRE_SCRATCHPAD_BYTES),
     DEFINE_PROP_END_OF_LIST(),
 };
 
@@ -885,6 +939,7 @@ static void spyre_class_init(ObjectClass *klass, void *data)
 
     pc->realize = spyre_realize;
     pc->exit = spyre_exit;
+    pc->config_write = spyre_write_config;
     pc->vendor_id = SPYRE_PCI_VENDOR_ID;
     pc->device_id = SPYRE_PCI_DEVICE_ID;
     pc->revision = SPYRE_PCI_REVISION;

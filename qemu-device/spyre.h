@@ -47,6 +47,7 @@ typedef struct SpyreQueue {
     uint32_t last_status;
     uint32_t error_index;
     uint32_t error_sub_index;
+    uint32_t engine_status;  /* engine status of the last failed LAUNCH */
     uint64_t busy_ns;
 
     /* State */
@@ -71,6 +72,7 @@ struct SpyreState {
 
     /* Properties */
     uint64_t mem_size;
+    uint32_t scratchpad_size;
 
     QemuMutex lock;
     QemuCond cond;          /* queue work, reset progress, DMA engine, WAIT */
@@ -114,6 +116,11 @@ struct SpyreState {
     int running_queues;
     int64_t busy_since_ns;
     uint64_t dma_busy_ns;   /* time the DMA engine was held */
+    uint32_t launch_count;
+    uint64_t launch_ns;     /* modelled device time of LAUNCHes */
+    uint64_t engine_dram_bytes;
+    uint64_t engine_ring_bytes;
+    uint64_t core_busy_cycles[SPYRE_NUM_CORES];
     int64_t model_time_ns;  /* power/thermal model state */
     uint64_t model_dma_busy_ns;
     double utilisation;
@@ -154,6 +161,9 @@ uint32_t spyre_translate(SpyreExec *e, uint64_t va, uint64_t max_len,
 uint32_t spyre_va_read(SpyreExec *e, uint64_t va, void *buf, uint64_t len);
 uint32_t spyre_va_write(SpyreExec *e, uint64_t va, const void *buf,
                         uint64_t len);
+
+/* spyre-launch.c */
+uint32_t spyre_cmd_launch(SpyreExec *e, const uint64_t *args);
 
 /* spyre-queue.c */
 void spyre_queues_start(SpyreState *s);

@@ -65,13 +65,28 @@ sync_device() {
 	# repository's, else an empty placeholder (qos-test then has no card tests).
 	local qtest_src="$SPYRE_TOP/tests/qtest/spyre-test.c"
 	if [ -f "$qtest_src" ]; then
-		rsync -c "$qtest_src" "$QEMU_SRC/tests/qtest/"
+		# It builds LAUNCH kernels with the engine tests' builder.
+		rsync -c "$qtest_src" "$SPYRE_TOP/tests/host/engine_builder.h" \
+			"$SPYRE_TOP/qemu-device/engine/program_format.h" "$QEMU_SRC/tests/qtest/"
 	elif ! grep -q 'placeholder' "$QEMU_SRC/tests/qtest/spyre-test.c" 2>/dev/null; then
 		echo '/* placeholder: tests/qtest/spyre-test.c is missing */' \
 			> "$QEMU_SRC/tests/qtest/spyre-test.c"
 	fi
 }
 
+# The engine's meson.build lists its sources; a file missing there would
+# only show up as a link error much later.
+check_engine_list() {
+	local f
+	for f in "$SPYRE_TOP"/qemu-device/engine/*.c; do
+		grep -q "'$(basename "$f")'" "$SPYRE_TOP/qemu-device/engine/meson.build" || {
+			echo "build-qemu: $(basename "$f") is not in qemu-device/engine/meson.build" >&2
+			exit 1
+		}
+	done
+}
+
+check_engine_list
 hook_tree
 sync_device
 

@@ -19,6 +19,8 @@
 #include "libqos/malloc-pc.h"
 #include "standard-headers/linux/pci_regs.h"
 #include "../../hw/spyre/include/spyre_regs.h"
+/* The engine's kernel format and the test-side builder (tests/host/). */
+#include "engine_builder.h"
 
 /* The card's mem-size in every test: larger than BAR2 so the window moves. */
 #define MEM_SIZE        (96 * MiB)
@@ -737,14 +739,180 @@ static void test_dma_copy_sg(void *obj, void *data, QGuestAllocator *alloc)
     expect_no_err(&c);
 }
 
-static void test_launch(void *obj, void *data, QGuestAllocator *alloc)
+/* Small integers as fp16 (exact for |v| < 2048). */
+static uint16_t half_of_int(int v)
+{
+    uint16_t sign = v < 0 ? 0x8000 : 0;
+    unsigned a = v < 0 ? -v : v;
+    int e = 0;
+
+    if (!a) {
+        return sign;
+    }
+    while ((a >> e) > 1) {
+        e++;
+    }
+    return sign | (uint16_t)((e + 15) << 10) |
+           (uint16_t)(((a << 10) >> e) & 0x3ff);
+}
+
+/* A kernel the engine refuses: BAD_PROGRAM, with its engine status. */
+static void test_launch_bad_program(void *obj, void *data,
+                                    QGuestAllocator *alloc)
 {
     Card c;
 
     card_setup(&c, obj, alloc);
     g_assert_cmpuint(run(&c, 0, (Cmd) {
         .op = SPYRE_OP_LAUNCH, .args = { VA_DEV, VA_DEV + 0x1000, 64 } }), ==,
-        SPYRE_CMD_STATUS_UNSUPPORTED);
+        SPYRE_CMD_STATUS_BAD_PROGRAM);
+    g_assert_cmpuint(qrd(&c, 0, SPYRE_QREG_ENGINE_STATUS), !=, 0);
+    /* Argument block size not a multiple of 8 is a bad argument. */
+    g_assert_cmpuint(run(&c, 0, (Cmd) {
+        .op = SPYRE_OP_LAUNCH, .args = { VA_DEV, VA_DEV + 0x1000, 12 } }), ==,
+        SPYRE_CMD_STATUS_BAD_ARGUMENT);
+    /* An unmapped kernel image faults like any other access. */
+    g_assert_cmpuint(run(&c, 0, (Cmd) {
+        .op = SPYRE_OP_LAUNCH, .args = { VA_NONE, VA_DEV, 8 } }), ==,
+        SPYRE_CMD_STATUS_MMU_FAULT);
+    wr(&c, SPYRE_REG_FAULT_STATUS, 0);
+}
+
+/*
+ * A real kernel through a queue: C = A x B, 32x64 by 64x64, fp16 inputs,
+ * fp32 output, on core 0, with the statistics record and device counters.
+ */
+#define MM_M 32
+#define MM_K 64
+#define MM_N 64
+static void test_launch_matmul(void *obj, void *data, QGuestAllocator *alloc)
+{
+    const uint64_t o_img = W_SRC, o_a = W_SRC + 0x10000, o_b = W_SRC + 0x20000;
+    const uint64_t o_c = W_DST, o_args = W_BUF + 0x800, o_stats = W_BUF + 0x1000;
+    struct pb_program *prog = g_new0(struct pb_program, 1);
+    uint16_t a[MM_M * MM_K], b[MM_K * MM_N];
+    float cres[MM_M * MM_N];
+    uint64_t stats[SPYRE_LAUNCH_STATS_SIZE / 8];
+    struct pb_core *core;
+    struct pb_op *op;
+    uint8_t *image;
+    size_t len;
+    Card c;
+    int i, j, k;
+
+    card_setup(&c, obj, alloc);
+    for (i = 0; i < MM_M; i++) {
+        for (k = 0; k < MM_K; k++) {
+            a[i * MM_K + k] = half_of_int((i + k) % 5 - 2);
+        }
+    }
+    for (k = 0; k < MM_K; k++) {
+        for (j = 0; j < MM_N; j++) {
+            b[k * MM_N + j] = half_of_int((3 * k + j) % 7 - 3);
+        }
+    }
+
+    /* One tile: A is M sticks (K = 64 fp16), B is K sticks, C 2 per row. */
+    prog->num_args = 3;
+    core = pb_core(prog, 0);
+    op = pb_op(core, SPK_OPC_MATMUL, SPK_DT_FP16, SPK_DT_FP32, 1, MM_M, MM_N);
+    op->k = MM_K;
+    op->k_steps = 1;
+    op->in[0] = pb_stream(core, pb_linear(SPK_EP_DRAM, 0, 0, MM_M), pb_op_end(),
+                          MM_M, MM_M);
+    op->in[1] = pb_stream(core, pb_linear(SPK_EP_DRAM, 1, 0, MM_K), pb_op_end(),
+                          MM_K, MM_K);
+    op->out = pb_stream(core, pb_op_end(), pb_linear(SPK_EP_DRAM, 2, 0, MM_M * 2),
+                        MM_M * 2, MM_M * 2);
+    op->acc_buffer = pb_buffer(core, MM_M * (MM_N / 32) * 128);
+    image = pb_serialize(prog, &len);
+    g_assert(image && len < 0x10000);
+
+    qtest_memwrite(c.qts, gpa(&c, o_img), image, len);
+    qtest_memwrite(c.qts, gpa(&c, o_a), a, sizeof(a));
+    qtest_memwrite(c.qts, gpa(&c, o_b), b, sizeof(b));
+    qtest_memset(c.qts, gpa(&c, o_c), 0xff, sizeof(cres));
+    qtest_writeq(c.qts, gpa(&c, o_args), hva(&c, o_a));
+    qtest_writeq(c.qts, gpa(&c, o_args) + 8, hva(&c, o_b));
+    qtest_writeq(c.qts, gpa(&c, o_args) + 16, hva(&c, o_c));
+    free(image);
+    g_free(prog);
+
+    g_assert_cmpuint(run(&c, 1, (Cmd) {
+        .op = SPYRE_OP_LAUNCH,
+        .args = { hva(&c, o_img), hva(&c, o_args), 24, hva(&c, o_stats) } }),
+        ==, SPYRE_CMD_STATUS_SUCCESS);
+
+    qtest_memread(c.qts, gpa(&c, o_c), cres, sizeof(cres));
+    for (i = 0; i < MM_M; i++) {
+        for (j = 0; j < MM_N; j++) {
+            int want = 0;
+
+            for (k = 0; k < MM_K; k++) {
+                want += ((i + k) % 5 - 2) * ((3 * k + j) % 7 - 3);
+            }
+            g_assert_cmpfloat(cres[i * MM_N + j], ==, (float)want);
+        }
+    }
+
+    qtest_memread(c.qts, gpa(&c, o_stats), stats, sizeof(stats));
+    g_assert_cmpuint(le64_to_cpu(stats[SPYRE_STAT_MACS]), ==, MM_M * MM_K * MM_N);
+    g_assert_cmpuint(le64_to_cpu(stats[SPYRE_STAT_DEVICE_NS]), >, 0);
+    g_assert_cmpuint(le64_to_cpu(stats[SPYRE_STAT_DRAM_READ_BYTES]), ==,
+                     sizeof(a) + sizeof(b));
+    g_assert_cmpuint(le64_to_cpu(stats[SPYRE_STAT_DRAM_WRITE_BYTES]), ==,
+                     sizeof(cres));
+    g_assert_cmpuint(le64_to_cpu(stats[SPYRE_STAT_CORE_BUSY_CYCLES(0)]), >, 0);
+    g_assert_cmpuint(le64_to_cpu(stats[SPYRE_STAT_CORE_BUSY_CYCLES(1)]), ==, 0);
+    g_assert_cmpuint(rd(&c, SPYRE_REG_LAUNCH_COUNT), ==, 1);
+    g_assert_cmpuint(rd64(&c, SPYRE_REG_LAUNCH_NS_LO), ==,
+                     le64_to_cpu(stats[SPYRE_STAT_DEVICE_NS]));
+    g_assert_cmpuint(rd(&c, SPYRE_REG_CORE_BUSY_LO(0)), ==,
+                     (uint32_t)le64_to_cpu(stats[SPYRE_STAT_CORE_BUSY_CYCLES(0)]));
+    expect_no_err(&c);
+}
+
+/*
+ * PCI function-level reset while a queue waits: the card comes back with
+ * every register at its reset value and works again.
+ */
+static void test_reset_flr(void *obj, void *data, QGuestAllocator *alloc)
+{
+    QSpyre *spyre = obj;
+    uint8_t cap;
+    Card c;
+    int i;
+
+    card_setup(&c, obj, alloc);
+    wr(&c, SPYRE_REG_SCRATCH, 0x1234);
+    qtest_writeq(c.qts, gpa(&c, W_FLAGS), 0);
+    submit(&c, 0, &(Cmd) { .op = SPYRE_OP_WAIT,
+                           .args = { hva(&c, W_FLAGS), 1, 0 } }, 1);
+    g_assert_cmpuint(qrd(&c, 0, SPYRE_QREG_STATUS), ==, SPYRE_QSTATE_BUSY);
+
+    cap = qpci_find_capability(c.pdev, PCI_CAP_ID_EXP, 0);
+    g_assert(cap);
+    g_assert(qpci_config_readl(c.pdev, cap + PCI_EXP_DEVCAP) & PCI_EXP_DEVCAP_FLR);
+    qpci_config_writew(c.pdev, cap + PCI_EXP_DEVCTL,
+                       qpci_config_readw(c.pdev, cap + PCI_EXP_DEVCTL) |
+                       PCI_EXP_DEVCTL_BCR_FLR);
+
+    /* FLR also clears the BARs and bus mastering: set the card up again. */
+    card_open(&c, spyre, alloc);
+    for (i = 0; i < 100 && !(rd(&c, SPYRE_REG_DEV_STATUS) & SPYRE_DEV_STATUS_READY);
+         i++) {
+        g_usleep(10 * 1000);
+    }
+    g_assert_cmphex(rd(&c, SPYRE_REG_DEV_STATUS), ==, SPYRE_DEV_STATUS_READY);
+    g_assert_cmphex(rd(&c, SPYRE_REG_SCRATCH), ==, 0);
+    g_assert_cmphex(rd(&c, SPYRE_REG_INT_MASK), ==, SPYRE_INT_ALL);
+    g_assert_cmpuint(qrd(&c, 0, SPYRE_QREG_STATUS), ==, SPYRE_QSTATE_DISABLED);
+    g_assert_cmpuint(rd(&c, SPYRE_REG_CTX(0) + SPYRE_CTXREG_CTRL), ==, 0);
+
+    build_tables(&c);
+    queue_enable(&c, 0, 0);
+    g_assert_cmpuint(run(&c, 0, (Cmd) { .op = SPYRE_OP_NOP }), ==,
+                     SPYRE_CMD_STATUS_SUCCESS);
 }
 
 /* FENCE writes its value, raises QUEUE_FENCE(q) and vector 1 + q. */
@@ -1517,7 +1685,9 @@ static void spyre_register_nodes(void)
     qos_add_test("cmd/nop", "spyre", test_nop, NULL);
     qos_add_test("cmd/dma-copy", "spyre", test_dma_copy, NULL);
     qos_add_test("cmd/dma-copy-sg", "spyre", test_dma_copy_sg, NULL);
-    qos_add_test("cmd/launch", "spyre", test_launch, NULL);
+    qos_add_test("cmd/launch/bad-program", "spyre", test_launch_bad_program,
+                 NULL);
+    qos_add_test("cmd/launch/matmul", "spyre", test_launch_matmul, NULL);
     qos_add_test("cmd/fence", "spyre", test_fence, NULL);
     qos_add_test("cmd/wait-fence", "spyre", test_wait_fence, NULL);
     qos_add_test("cmd/wait-timeout", "spyre", test_wait_timeout, NULL);
@@ -1533,6 +1703,7 @@ static void spyre_register_nodes(void)
     qos_add_test("mmu/overflow", "spyre", test_mmu_overflow, NULL);
     qos_add_test("queues/stop-resume", "spyre", test_queue_stop_resume, NULL);
     qos_add_test("reset/busy", "spyre", test_reset_busy, NULL);
+    qos_add_test("reset/flr", "spyre", test_reset_flr, NULL);
     qos_add_test("inject/hang", "spyre", test_dbg_hang, NULL);
     qos_add_test("inject/dma-error", "spyre", test_dbg_dma_error, NULL);
     qos_add_test("hostile/commands", "spyre", test_hostile_commands, NULL);

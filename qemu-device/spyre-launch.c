@@ -1,0 +1,193 @@
+/*
+ * IBM Spyre AI accelerator: LAUNCH, the bridge from a command queue to the
+ * dataflow engine (engine/, QEMU-free).  The kernel image, its argument
+ * block and every tensor it touches are device virtual addresses in the
+ * queue's context, so the engine reaches memory only through the MMU.
+ * docs/engine.md describes the kernel format and the timing model.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/bswap.h"
+#include "qemu/log.h"
+#include "trace.h"
+
+#include "spyre.h"
+#include "engine/engine.h"
+
+/* Memory callbacks: engine addresses are device virtual addresses. */
+typedef struct SpyreLaunchMem {
+    SpyreExec *e;
+    uint32_t status;        /* why an access failed */
+} SpyreLaunchMem;
+
+static int spyre_launch_read(void *opaque, uint64_t addr, void *buf,
+                             size_t len)
+{
+    SpyreLaunchMem *m = opaque;
+
+    if (spyre_exec_aborted(m->e)) {
+        m->status = SPYRE_CMD_STATUS_ABORTED;
+        return -1;
+    }
+    m->status = spyre_va_read(m->e, addr, buf, len);
+    return m->status != SPYRE_CMD_STATUS_SUCCESS;
+}
+
+static int spyre_launch_write(void *opaque, uint64_t addr, const void *buf,
+                              size_t len)
+{
+    SpyreLaunchMem *m = opaque;
+
+    if (spyre_exec_aborted(m->e)) {
+        m->status = SPYRE_CMD_STATUS_ABORTED;
+        return -1;
+    }
+    m->status = spyre_va_write(m->e, addr, buf, len);
+    return m->status != SPYRE_CMD_STATUS_SUCCESS;
+}
+
+static uint32_t spyre_launch_status(int engine_status, uint32_t mem_status)
+{
+    switch (engine_status) {
+    case SPYRE_ENGINE_OK:
+        return SPYRE_CMD_STATUS_SUCCESS;
+    case SPYRE_ENGINE_E_MEMORY:
+        return mem_status != SPYRE_CMD_STATUS_SUCCESS ? mem_status
+                                                      : SPYRE_CMD_STATUS_DMA_ERROR;
+    case SPYRE_ENGINE_E_DEADLOCK:
+        return SPYRE_CMD_STATUS_DEADLOCK;
+    case SPYRE_ENGINE_E_ADDRESS:
+    case SPYRE_ENGINE_E_ARGS:
+        return SPYRE_CMD_STATUS_BAD_ARGUMENT;
+    case SPYRE_ENGINE_E_NOMEM:
+        return SPYRE_CMD_STATUS_DMA_ERROR;
+    default:
+        return SPYRE_CMD_STATUS_BAD_PROGRAM;
+    }
+}
+
+static uint32_t spyre_launch_write_stats(SpyreExec *e, uint64_t va,
+                                         const struct spyre_engine_stats *st)
+{
+    uint64_t rec[SPYRE_LAUNCH_STATS_SIZE / 8];
+    int c;
+
+    rec[SPYRE_STAT_DEVICE_CYCLES] = cpu_to_le64(st->device_cycles);
+    rec[SPYRE_STAT_DEVICE_NS] = cpu_to_le64(st->device_ns);
+    rec[SPYRE_STAT_DRAM_READ_BYTES] = cpu_to_le64(st->dram_read_bytes);
+    rec[SPYRE_STAT_DRAM_WRITE_BYTES] = cpu_to_le64(st->dram_write_bytes);
+    rec[SPYRE_STAT_RING_BYTES] = cpu_to_le64(st->ring_bytes);
+    rec[SPYRE_STAT_RING_LINK_BYTES] = cpu_to_le64(st->ring_link_bytes);
+    rec[SPYRE_STAT_OP_FIRINGS] = cpu_to_le64(st->op_firings);
+    rec[SPYRE_STAT_MACS] = cpu_to_le64(st->macs);
+    for (c = 0; c < SPYRE_NUM_CORES; c++) {
+        rec[SPYRE_STAT_CORE_BUSY_CYCLES(c)] = cpu_to_le64(st->busy_cycles[c]);
+    }
+    return spyre_va_write(e, va, rec, sizeof(rec));
+}
+
+static void spyre_launch_account(SpyreExec *e,
+                                 const struct spyre_engine_stats *st)
+{
+    SpyreState *s = e->s;
+    int c;
+
+    qemu_mutex_lock(&s->lock);
+    if (e->generation == s->generation) {
+        s->launch_count++;
+        s->launch_ns += st->device_ns;
+        s->engine_dram_bytes += st->dram_read_bytes + st->dram_write_bytes;
+        s->engine_ring_bytes += st->ring_bytes;
+        for (c = 0; c < SPYRE_NUM_CORES; c++) {
+            s->core_busy_cycles[c] += st->busy_cycles[c];
+        }
+    }
+    qemu_mutex_unlock(&s->lock);
+}
+
+static void spyre_launch_record_engine_status(SpyreExec *e, int status)
+{
+    qemu_mutex_lock(&e->s->lock);
+    if (e->generation == e->s->generation) {
+        e->q->engine_status = status;
+    }
+    qemu_mutex_unlock(&e->s->lock);
+}
+
+/* args: kernel image, argument block, its bytes, statistics record (or 0). */
+uint32_t spyre_cmd_launch(SpyreExec *e, const uint64_t *args)
+{
+    uint64_t image_va = args[0], args_va = args[1], args_bytes = args[2];
+    uint64_t stats_va = args[3];
+    uint64_t kargs[SPYRE_LAUNCH_MAX_ARGS];
+    struct spyre_engine_config cfg;
+    struct spyre_engine_stats st;
+    struct spyre_engine_error err = { 0 };
+    struct spyre_program *prog = NULL;
+    SpyreLaunchMem m = { .e = e, .status = SPYRE_CMD_STATUS_SUCCESS };
+    struct spyre_engine_mem mem = {
+        .opaque = &m,
+        .read = spyre_launch_read,
+        .write = spyre_launch_write,
+    };
+    uint8_t header[64];
+    uint32_t image_bytes, st_cmd;
+    uint8_t *image;
+    unsigned i, nargs = args_bytes / 8;
+    int rc;
+
+    if ((args_bytes & 7) || nargs > SPYRE_LAUNCH_MAX_ARGS ||
+        (stats_va & 7) || (nargs && !args_va)) {
+        return SPYRE_CMD_STATUS_BAD_ARGUMENT;
+    }
+    st_cmd = spyre_va_read(e, image_va, header, sizeof(header));
+    if (st_cmd != SPYRE_CMD_STATUS_SUCCESS) {
+        return st_cmd;
+    }
+    image_bytes = ldl_le_p(header + 8);
+    if (image_bytes < sizeof(header) || image_bytes > SPYRE_LAUNCH_MAX_IMAGE) {
+        qemu_log_mask(LOG_GUEST_ERROR, "spyre: queue %d: LAUNCH image of %u "
+                      "bytes\n", e->q->index, image_bytes);
+        spyre_launch_record_engine_status(e, SPYRE_ENGINE_E_TRUNCATED);
+        return SPYRE_CMD_STATUS_BAD_PROGRAM;
+    }
+    for (i = 0; i < nargs; i++) {
+        st_cmd = spyre_va_read(e, args_va + i * 8, &kargs[i], 8);
+        if (st_cmd != SPYRE_CMD_STATUS_SUCCESS) {
+            return st_cmd;
+        }
+        kargs[i] = le64_to_cpu(kargs[i]);
+    }
+    image = g_malloc(image_bytes);
+    st_cmd = spyre_va_read(e, image_va, image, image_bytes);
+    if (st_cmd != SPYRE_CMD_STATUS_SUCCESS) {
+        g_free(image);
+        return st_cmd;
+    }
+
+    spyre_engine_config_default(&cfg);
+    cfg.scratchpad_bytes = e->s->scratchpad_size;
+    rc = spyre_program_load(&cfg, image, image_bytes, &prog, &err);
+    g_free(image);
+    if (rc == SPYRE_ENGINE_OK) {
+        memset(&st, 0, sizeof(st));
+        rc = spyre_program_run(prog, kargs, nargs, &mem, &st, &err);
+        spyre_program_free(prog);
+    }
+    trace_spyre_launch(e->q->index, rc, rc == SPYRE_ENGINE_OK ? st.device_ns : 0);
+    if (rc != SPYRE_ENGINE_OK) {
+        if (rc != SPYRE_ENGINE_E_MEMORY) {
+            qemu_log_mask(LOG_GUEST_ERROR, "spyre: queue %d: LAUNCH failed: "
+                          "%s (core %d, index %d): %s\n", e->q->index,
+                          spyre_engine_status_name(rc), err.core, err.index,
+                          err.detail);
+        }
+        spyre_launch_record_engine_status(e, rc);
+        return spyre_launch_status(rc, m.status);
+    }
+    spyre_launch_account(e, &st);
+    return stats_va ? spyre_launch_write_stats(e, stats_va, &st)
+                    : SPYRE_CMD_STATUS_SUCCESS;
+}
