@@ -228,6 +228,7 @@
 #define SPYRE_OP_WAIT			0x05	/* address, value, timeout ns (0: none) */
 #define SPYRE_OP_TIMESTAMP		0x06	/* address: device time in ns */
 #define SPYRE_OP_CALL			0x07	/* context, buffer address, commands */
+#define SPYRE_OP_DMA_FILL		0x08	/* dst, bytes, 64-bit pattern */
 
 /* CALL: run a command buffer in another context; no CALL inside it. */
 #define SPYRE_CALL_MAX_CMDS		65536

@@ -179,6 +179,53 @@ static uint32_t spyre_copy(SpyreExec *e, uint64_t src, uint64_t dst,
     return st;
 }
 
+/* Fill with a repeated 64-bit pattern (little-endian, from dst's start). */
+static uint32_t spyre_fill(SpyreExec *e, uint64_t dst, uint64_t len,
+                           uint64_t pattern, uint8_t *bounce)
+{
+    uint64_t done = 0, i;
+    uint32_t st = SPYRE_CMD_STATUS_SUCCESS;
+
+    if (!spyre_range_ok(dst, len)) {
+        return SPYRE_CMD_STATUS_BAD_ARGUMENT;
+    }
+    for (i = 0; i < SPYRE_DMA_CHUNK; i += 8) {
+        stq_le_p(bounce + i, pattern);
+    }
+    while (done < len && st == SPYRE_CMD_STATUS_SUCCESS) {
+        uint64_t chunk = MIN(len - done, SPYRE_DMA_CHUNK), n = 0;
+        int64_t start;
+
+        if (!spyre_dma_acquire(e)) {
+            return SPYRE_CMD_STATUS_ABORTED;
+        }
+        start = spyre_now_ns();
+        while (n < chunk) {
+            SpyreXlate x;
+            /* Keep the pattern's phase: offsets are relative to dst. */
+            uint64_t phase = (done + n) & 7;
+
+            st = spyre_translate(e, dst + done + n, chunk - n,
+                                 SPYRE_ACCESS_WRITE, &x);
+            if (st != SPYRE_CMD_STATUS_SUCCESS) {
+                break;
+            }
+            x.len = MIN(x.len, SPYRE_DMA_CHUNK - phase);
+            if (!x.system) {
+                memcpy(e->s->mem_ptr + x.addr, bounce + phase, x.len);
+            } else if (pci_dma_write(PCI_DEVICE(e->s), x.addr, bounce + phase,
+                                     x.len)) {
+                st = SPYRE_CMD_STATUS_DMA_ERROR;
+                break;
+            }
+            n += x.len;
+        }
+        spyre_dma_release(e, n, spyre_now_ns() - start);
+        done += n;
+    }
+    return st;
+}
+
 static uint32_t spyre_cmd_copy_sg(SpyreExec *e, const SpyreCmd *c,
                                   uint8_t *bounce)
 {
@@ -352,6 +399,7 @@ static uint32_t spyre_cmd_execute(SpyreExec *e, const SpyreCmd *c,
         [SPYRE_OP_WAIT] = 3,
         [SPYRE_OP_TIMESTAMP] = 1,
         [SPYRE_OP_CALL] = 3,
+        [SPYRE_OP_DMA_FILL] = 3,
     };
 
     if (c->opcode >= ARRAY_SIZE(nargs)) {
@@ -383,6 +431,8 @@ static uint32_t spyre_cmd_execute(SpyreExec *e, const SpyreCmd *c,
         return spyre_write_u64(e, c->args[0], spyre_device_time_ns(e->s));
     case SPYRE_OP_CALL:
         return spyre_cmd_call(e, c, bounce);
+    case SPYRE_OP_DMA_FILL:
+        return spyre_fill(e, c->args[0], c->args[1], c->args[2], bounce);
     default:
         g_assert_not_reached();
     }

@@ -756,6 +756,38 @@ static uint16_t half_of_int(int v)
            (uint16_t)(((a << 10) >> e) & 0x3ff);
 }
 
+/* DMA_FILL repeats its pattern from dst's first byte, and only there. */
+static void test_fill(void *obj, void *data, QGuestAllocator *alloc)
+{
+    const uint64_t pattern = 0x0807060504030201ull;
+    uint8_t buf[300];
+    Card c;
+    int i;
+
+    card_setup(&c, obj, alloc);
+    qtest_memset(c.qts, gpa(&c, W_DST), 0xee, 0x20000);
+    g_assert_cmpuint(run(&c, 0, copy(hva(&c, W_DST), VA_DEV, 0x20000)), ==,
+                     SPYRE_CMD_STATUS_SUCCESS);
+    g_assert_cmpuint(run(&c, 2, (Cmd) {
+        .op = SPYRE_OP_DMA_FILL, .args = { VA_DEV + 3, 100000, pattern } }),
+        ==, SPYRE_CMD_STATUS_SUCCESS);
+    dev_read(&c, 0, buf, sizeof(buf));
+    g_assert_cmphex(buf[2], ==, 0xee);
+    for (i = 3; i < (int)sizeof(buf); i++) {
+        g_assert_cmphex(buf[i], ==, (uint8_t)(pattern >> (((i - 3) & 7) * 8)));
+    }
+    dev_read(&c, 100003 - 4, buf, 8);
+    g_assert_cmphex(buf[3], ==, (uint8_t)(pattern >> (((100000 - 1) & 7) * 8)));
+    g_assert_cmphex(buf[4], ==, 0xee);
+    g_assert_cmpuint(run(&c, 2, (Cmd) {
+        .op = SPYRE_OP_DMA_FILL, .args = { VA_DEV, 0, pattern } }),
+        ==, SPYRE_CMD_STATUS_BAD_ARGUMENT);
+    g_assert_cmpuint(run(&c, 2, (Cmd) {
+        .op = SPYRE_OP_DMA_FILL, .args = { VA_NONE, 8, pattern } }),
+        ==, SPYRE_CMD_STATUS_MMU_FAULT);
+    wr(&c, SPYRE_REG_FAULT_STATUS, 0);
+}
+
 /* A kernel the engine refuses: BAD_PROGRAM, with its engine status. */
 static void test_launch_bad_program(void *obj, void *data,
                                     QGuestAllocator *alloc)
@@ -1685,6 +1717,7 @@ static void spyre_register_nodes(void)
     qos_add_test("cmd/nop", "spyre", test_nop, NULL);
     qos_add_test("cmd/dma-copy", "spyre", test_dma_copy, NULL);
     qos_add_test("cmd/dma-copy-sg", "spyre", test_dma_copy_sg, NULL);
+    qos_add_test("cmd/fill", "spyre", test_fill, NULL);
     qos_add_test("cmd/launch/bad-program", "spyre", test_launch_bad_program,
                  NULL);
     qos_add_test("cmd/launch/matmul", "spyre", test_launch_matmul, NULL);
