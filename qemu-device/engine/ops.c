@@ -22,6 +22,8 @@ size_t op_tmp_floats(const struct op_desc *op)
 
 	for (unsigned i = 0; i < op->num_in; i++)
 		n += (size_t)op->in_sticks[i] * 64;
+	if (op->opcode == SPK_OPC_MATMUL && op_matmul_tmp_floats(op) > n)
+		n = op_matmul_tmp_floats(op);
 	return n + 64;
 }
 

@@ -15,14 +15,21 @@
 #include "internal.h"
 #include "threads.h"
 
+#define OP_MAX_THREADS	64	/* threads.c's POOL_MAX_THREADS */
+
 /* Host resources a firing may use. */
 struct op_env {
 	struct engine_pool *pool;
 	bool simd;
+	float *thread_tmp[OP_MAX_THREADS];	/* op_thread_floats() each, per pool thread */
+	size_t thread_floats;
 };
 
-/* Floats of host scratch one firing of op needs. */
+/* Floats of host scratch one firing of op needs (the tmp of op_fire). */
 size_t op_tmp_floats(const struct op_desc *op);
+
+/* Floats of scratch each pool thread needs for one firing of op. */
+size_t op_thread_floats(const struct op_desc *op);
 
 /*
  * Run firing number `firing` of op.  in[i] holds op->in_sticks[i] sticks,
@@ -32,7 +39,8 @@ size_t op_tmp_floats(const struct op_desc *op);
 bool op_fire(const struct op_env *env, const struct op_desc *op, uint32_t firing,
 	     const uint8_t *const in[3], uint8_t *out, float *acc, float *tmp);
 
-/* The matmul firing (matmul.c). */
+/* The matmul firing (matmul.c) and its packed-A scratch. */
+size_t op_matmul_tmp_floats(const struct op_desc *op);
 bool op_matmul_fire(const struct op_env *env, const struct op_desc *op, uint32_t firing,
 		    const uint8_t *a, const uint8_t *b, uint8_t *out, float *acc, float *tmp);
 

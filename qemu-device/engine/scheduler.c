@@ -11,11 +11,21 @@
  *
  * Every firing makes progress and the loader bounded the total work, so
  * the loop always ends.
+ *
+ * Host speed: an agent's readiness depends only on its own core's streams
+ * and units and on the cores it shares ring streams with (and, for DRAM
+ * agents, the DRAM's free time, which agentq.h handles), so after a firing
+ * only those agents are re-evaluated, and agentq picks the next one in
+ * O(log agents).  Runs of contiguous sticks move with one memory callback
+ * or memcpy, and ops read their inputs in place when the FIFO does not
+ * wrap.  Host memory comes from a cached arena (arena.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "agentq.h"
+#include "arena.h"
 #include "ops.h"
 #include "timing.h"
 
@@ -44,6 +54,9 @@ struct agent {
 	unsigned index;			/* stream or op */
 	uint64_t free_at;
 	uint32_t fired;			/* op firings done */
+	bool dram;			/* waits for the DRAM too (agentq.h) */
+	bool done;
+	uint32_t n;			/* sticks the next firing moves (streams) */
 };
 
 struct core_run {
@@ -51,6 +64,8 @@ struct core_run {
 	uint8_t *spad;
 	struct stream_run streams[SPK_MAX_STREAMS];
 	uint64_t pe_free, sfp_free;
+	unsigned first_agent, num_agents;
+	uint32_t linked;		/* slots sharing a ring stream with this one */
 };
 
 struct run {
@@ -61,7 +76,9 @@ struct run {
 	struct spyre_engine_error *err;
 	struct core_run *cores;
 	struct agent *agents;
-	unsigned num_agents;
+	unsigned num_agents, pending;
+	struct agentq queue;
+	struct engine_arena *arena;
 	struct dram_model dram;
 	struct ring_model ring;
 	float *tmp;
@@ -170,8 +187,6 @@ static bool src_ready(struct run *r, struct agent *a, uint64_t *t, uint32_t *n)
 	if (*n > fifo_space(&s->fifo))
 		*n = fifo_space(&s->fifo);
 	*t = max_u64(*t, fifo_room_time(&s->fifo, *n));
-	if (s->desc->src.kind == SPK_EP_DRAM)
-		*t = max_u64(*t, r->dram.free_at);
 	return true;
 }
 
@@ -206,8 +221,6 @@ static bool dst_ready(struct run *r, struct agent *a, uint64_t *t, uint32_t *n)
 		}
 	}
 	*t = max_u64(*t, fifo_ready_time(&s->fifo, *n));
-	if (d->dst.kind == SPK_EP_DRAM)
-		*t = max_u64(*t, r->dram.free_at);
 	return true;
 }
 
@@ -268,6 +281,51 @@ static uint8_t *spad_at(struct core_run *cr, const struct endpoint *ep, uint32_t
 	       pattern_offset(ep, index);
 }
 
+/*
+ * Move n sticks between a pattern endpoint (sticks first .. first + n - 1)
+ * and the FIFO slots from `slot` on: to_fifo reads the endpoint, else it
+ * is written.  Sticks contiguous at both ends go in one memcpy or callback;
+ * when a callback refuses a run, it is retried stick by stick so the
+ * failure names the exact stick (and earlier sticks are moved).
+ */
+static enum spyre_engine_status move_sticks(struct run *r, struct agent *a,
+					    struct core_run *cr, const struct endpoint *ep,
+					    uint64_t base, const struct fifo *f, uint32_t slot,
+					    uint32_t first, uint32_t n, bool to_fifo, bool coalesce)
+{
+	uint32_t i = 0;
+
+	while (i < n) {
+		uint32_t pos = (f->head + slot + i) % f->cap;
+		int64_t off = pattern_offset(ep, first + i);
+		uint32_t run = 1;
+		uint8_t *fifo = f->base + (size_t)pos * STICK_BYTES;
+		size_t bytes;
+
+		while (coalesce && i + run < n && pos + run < f->cap &&
+		       pattern_offset(ep, first + i + run) == off + (int64_t)run * STICK_BYTES)
+			run++;
+		bytes = (size_t)run * STICK_BYTES;
+		if (ep->kind == SPK_EP_SCRATCH) {
+			uint8_t *sp = spad_at(cr, ep, first + i);
+
+			memcpy(to_fifo ? fifo : sp, to_fifo ? sp : fifo, bytes);
+		} else {
+			uint64_t addr = base + (uint64_t)off;
+			int rc = to_fifo ? r->mem->read(r->mem->opaque, addr, fifo, bytes) :
+					   r->mem->write(r->mem->opaque, addr, fifo, bytes);
+
+			if (rc && run == 1)
+				return mem_fail(r, a, addr, to_fifo ? "read" : "write");
+			if (rc)		/* find the stick that fails */
+				return move_sticks(r, a, cr, ep, base, f, slot + i, first + i,
+						   run, to_fifo, false);
+		}
+		i += run;
+	}
+	return SPYRE_ENGINE_OK;
+}
+
 static enum spyre_engine_status fire_src(struct run *r, struct agent *a, uint64_t t,
 					 uint32_t n)
 {
@@ -275,19 +333,12 @@ static enum spyre_engine_status fire_src(struct run *r, struct agent *a, uint64_
 	struct stream_run *s = &cr->streams[a->index];
 	const struct endpoint *ep = &s->desc->src;
 	uint64_t done, ready;
+	enum spyre_engine_status st;
 
-	for (uint32_t i = 0; i < n; i++) {
-		uint8_t *slot = fifo_at(&s->fifo, s->fifo.count + i);
-
-		if (ep->kind == SPK_EP_SCRATCH) {
-			memcpy(slot, spad_at(cr, ep, s->entered + i), STICK_BYTES);
-		} else {
-			uint64_t addr = s->src_base + pattern_offset(ep, s->entered + i);
-
-			if (r->mem->read(r->mem->opaque, addr, slot, STICK_BYTES))
-				return mem_fail(r, a, addr, "read");
-		}
-	}
+	st = move_sticks(r, a, cr, ep, s->src_base, &s->fifo, s->fifo.count, s->entered, n,
+			 true, true);
+	if (st)
+		return st;
 	if (ep->kind == SPK_EP_SCRATCH) {
 		done = ready = t + timing_spad_ticks(r->t, (uint64_t)n * STICK_BYTES);
 	} else {
@@ -299,6 +350,26 @@ static enum spyre_engine_status fire_src(struct run *r, struct agent *a, uint64_
 	a->free_at = done;
 	r->end = max_u64(r->end, ready);
 	return SPYRE_ENGINE_OK;
+}
+
+/* Copy n sticks from the front of FIFO `from` into the free slots of `to`. */
+static void fifo_transfer(const struct fifo *from, struct fifo *to, uint32_t n)
+{
+	uint32_t i = 0;
+
+	while (i < n) {
+		uint32_t ps = (from->head + i) % from->cap;
+		uint32_t pd = (to->head + to->count + i) % to->cap;
+		uint32_t run = n - i;
+
+		if (run > from->cap - ps)
+			run = from->cap - ps;
+		if (run > to->cap - pd)
+			run = to->cap - pd;
+		memcpy(to->base + (size_t)pd * STICK_BYTES, from->base + (size_t)ps * STICK_BYTES,
+		       (size_t)run * STICK_BYTES);
+		i += run;
+	}
 }
 
 static void fire_ring(struct run *r, struct agent *a, uint64_t t, uint32_t n, uint64_t *done)
@@ -318,9 +389,7 @@ static void fire_ring(struct run *r, struct agent *a, uint64_t t, uint32_t n, ui
 		if (!(d->dst.core & (1u << c)))
 			continue;
 		rs = ring_receiver(r, d, c, &rc);
-		for (uint32_t i = 0; i < n; i++)
-			memcpy(fifo_at(&rs->fifo, rs->fifo.count + i),
-			       fifo_at(&cr->streams[a->index].fifo, i), STICK_BYTES);
+		fifo_transfer(&cr->streams[a->index].fifo, &rs->fifo, n);
 		rs->entered += n;
 		fifo_push(&rs->fifo, n, arrival[c]);
 		r->end = max_u64(r->end, arrival[c]);
@@ -338,18 +407,11 @@ static enum spyre_engine_status fire_dst(struct run *r, struct agent *a, uint64_
 	if (ep->kind == SPK_EP_RING) {
 		fire_ring(r, a, t, n, &done);
 	} else {
-		for (uint32_t i = 0; i < n; i++) {
-			const uint8_t *slot = fifo_at(&s->fifo, i);
+		enum spyre_engine_status st = move_sticks(r, a, cr, ep, s->dst_base, &s->fifo, 0,
+							  s->left, n, false, true);
 
-			if (ep->kind == SPK_EP_SCRATCH) {
-				memcpy(spad_at(cr, ep, s->left + i), slot, STICK_BYTES);
-			} else {
-				uint64_t addr = s->dst_base + pattern_offset(ep, s->left + i);
-
-				if (r->mem->write(r->mem->opaque, addr, slot, STICK_BYTES))
-					return mem_fail(r, a, addr, "write");
-			}
-		}
+		if (st)
+			return st;
 		if (ep->kind == SPK_EP_SCRATCH) {
 			done = t + timing_spad_ticks(r->t, (uint64_t)n * STICK_BYTES);
 		} else {
@@ -364,11 +426,21 @@ static enum spyre_engine_status fire_dst(struct run *r, struct agent *a, uint64_
 	return SPYRE_ENGINE_OK;
 }
 
-/* Copy n sticks from the front of a FIFO into a contiguous array. */
-static void fifo_gather(const struct fifo *f, uint32_t n, uint8_t *dst)
+/*
+ * The first n sticks of a FIFO as one array: in place when they do not
+ * wrap, else copied to *spare (which then moves past them).
+ */
+static const uint8_t *fifo_front(const struct fifo *f, uint32_t n, uint8_t **spare)
 {
-	for (uint32_t i = 0; i < n; i++)
-		memcpy(dst + (size_t)i * STICK_BYTES, fifo_at(f, i), STICK_BYTES);
+	uint8_t *dst = *spare;
+	uint32_t first = f->cap - f->head < n ? f->cap - f->head : n;
+
+	if (first == n)
+		return fifo_at(f, 0);
+	memcpy(dst, fifo_at(f, 0), (size_t)first * STICK_BYTES);
+	memcpy(dst + (size_t)first * STICK_BYTES, f->base, (size_t)(n - first) * STICK_BYTES);
+	*spare += (size_t)n * STICK_BYTES;
+	return dst;
 }
 
 static void fire_op(struct run *r, struct agent *a, uint64_t t)
@@ -376,31 +448,35 @@ static void fire_op(struct run *r, struct agent *a, uint64_t t)
 	struct core_run *cr = &r->cores[a->slot];
 	const struct op_desc *op = &cr->prog->ops[a->index];
 	struct stream_run *out = &cr->streams[op->out];
+	struct fifo *of = &out->fifo;
 	unsigned core = cr->prog->core;
 	const uint8_t *in[3] = { NULL, NULL, NULL };
-	uint8_t *p = r->gather, *out_buf;
+	uint8_t *spare = r->gather, *out_buf;
+	uint32_t out_pos = (of->head + of->count) % of->cap;
+	bool direct = out_pos + op->out_sticks <= of->cap;
 	float *acc = NULL;
 	bool on_pe;
 	uint64_t end = t + timing_op_ticks(r->t, op, &on_pe);
 
-	for (unsigned i = 0; i < op->num_in; i++) {
-		fifo_gather(&cr->streams[op->in[i]].fifo, op->in_sticks[i], p);
-		in[i] = p;
-		p += (size_t)op->in_sticks[i] * STICK_BYTES;
-	}
-	out_buf = p;
+	for (unsigned i = 0; i < op->num_in; i++)
+		in[i] = fifo_front(&cr->streams[op->in[i]].fifo, op->in_sticks[i], &spare);
+	/* Output straight into the FIFO's free slots when they do not wrap. */
+	out_buf = direct ? of->base + (size_t)out_pos * STICK_BYTES : spare;
 	if (op->opcode == SPK_OPC_MATMUL) {
 		acc = (float *)(void *)(cr->spad + cr->prog->buffers[op->acc_buffer].offset);
 		r->stats->macs += (uint64_t)op->rows * op->k * op->row_elems;
 	}
 	if (op_fire(&r->env, op, a->fired, in, out_buf, acc, r->tmp)) {
-		struct fifo *f = &out->fifo;
+		if (!direct) {
+			uint32_t first = of->cap - out_pos;
 
-		for (uint32_t i = 0; i < op->out_sticks; i++)
-			memcpy(fifo_at(f, f->count + i), out_buf + (size_t)i * STICK_BYTES,
-			       STICK_BYTES);
+			memcpy(of->base + (size_t)out_pos * STICK_BYTES, out_buf,
+			       (size_t)first * STICK_BYTES);
+			memcpy(of->base, out_buf + (size_t)first * STICK_BYTES,
+			       (size_t)(op->out_sticks - first) * STICK_BYTES);
+		}
 		out->entered += op->out_sticks;
-		fifo_push(f, op->out_sticks, end);
+		fifo_push(of, op->out_sticks, end);
 	}
 	for (unsigned i = 0; i < op->num_in; i++)
 		fifo_pop(&cr->streams[op->in[i]], op->in_sticks[i], end);
@@ -423,62 +499,77 @@ static const char *agent_name(const struct agent *a)
 /* Nothing can fire: report the first agent that still has work. */
 static enum spyre_engine_status report_deadlock(struct run *r)
 {
-	unsigned pending = 0;
 	struct agent *first = NULL;
 
-	for (unsigned i = 0; i < r->num_agents; i++) {
-		if (!agent_done(r, &r->agents[i])) {
-			pending++;
-			if (!first)
-				first = &r->agents[i];
-		}
-	}
+	for (unsigned i = 0; i < r->num_agents && !first; i++)
+		if (!r->agents[i].done)
+			first = &r->agents[i];
 	engine_set_error(r->err, SPYRE_ENGINE_E_DEADLOCK, (int)r->cores[first->slot].prog->core,
 			 (int)first->index,
 			 "no progress possible: %s %u waits (%u agents unfinished)",
-			 agent_name(first), first->index, pending);
+			 agent_name(first), first->index, r->pending);
 	return SPYRE_ENGINE_E_DEADLOCK;
+}
+
+/* Re-evaluate agent i: done, or when it could fire next (without the DRAM). */
+static void agent_eval(struct run *r, unsigned i)
+{
+	struct agent *a = &r->agents[i];
+	uint64_t t = a->free_at;
+	bool ready;
+
+	if (a->done)
+		return;
+	if (agent_done(r, a)) {
+		a->done = true;
+		r->pending--;
+		agentq_set(&r->queue, a->dram, i, AGENTQ_NEVER);
+		return;
+	}
+	ready = a->kind == AGENT_SRC ? src_ready(r, a, &t, &a->n) :
+		a->kind == AGENT_DST ? dst_ready(r, a, &t, &a->n) : op_ready(r, a, &t);
+	agentq_set(&r->queue, a->dram, i, ready ? t : AGENTQ_NEVER);
+}
+
+/* After a firing on core slot s: its agents and its ring partners'. */
+static void eval_after(struct run *r, unsigned s)
+{
+	uint32_t slots = r->cores[s].linked | 1u << s;
+
+	for (unsigned c = 0; c < r->prog->num_cores; c++) {
+		const struct core_run *cr = &r->cores[c];
+
+		if (!(slots & (1u << c)))
+			continue;
+		for (unsigned i = cr->first_agent; i < cr->first_agent + cr->num_agents; i++)
+			agent_eval(r, i);
+	}
 }
 
 static enum spyre_engine_status run_loop(struct run *r)
 {
+	for (unsigned i = 0; i < r->num_agents; i++)
+		agent_eval(r, i);
 	for (;;) {
-		struct agent *best = NULL;
-		uint64_t best_t = 0;
-		uint32_t best_n = 0;
-		bool pending = false;
+		struct agent *best;
+		uint32_t idx;
+		uint64_t t;
 		enum spyre_engine_status st = SPYRE_ENGINE_OK;
 
-		for (unsigned i = 0; i < r->num_agents; i++) {
-			struct agent *a = &r->agents[i];
-			uint64_t t = a->free_at;
-			uint32_t n = 0;
-			bool ready;
-
-			if (agent_done(r, a))
-				continue;
-			pending = true;
-			ready = a->kind == AGENT_SRC ? src_ready(r, a, &t, &n) :
-				a->kind == AGENT_DST ? dst_ready(r, a, &t, &n) :
-						       op_ready(r, a, &t);
-			if (ready && (!best || t < best_t)) {
-				best = a;
-				best_t = t;
-				best_n = n;
-			}
-		}
-		if (!pending)
+		if (!r->pending)
 			return SPYRE_ENGINE_OK;
-		if (!best)
+		if (!agentq_pick(&r->queue, r->dram.free_at, &idx, &t))
 			return report_deadlock(r);
+		best = &r->agents[idx];
 		if (best->kind == AGENT_SRC)
-			st = fire_src(r, best, best_t, best_n);
+			st = fire_src(r, best, t, best->n);
 		else if (best->kind == AGENT_DST)
-			st = fire_dst(r, best, best_t, best_n);
+			st = fire_dst(r, best, t, best->n);
 		else
-			fire_op(r, best, best_t);
+			fire_op(r, best, t);
 		if (st)
 			return st;
+		eval_after(r, best->slot);
 	}
 }
 
@@ -502,6 +593,21 @@ static enum spyre_engine_status bind_endpoint(struct run *r, const struct core_p
 	return SPYRE_ENGINE_OK;
 }
 
+/* Scratchpad a core's run needs: its reservation plus what it declares. */
+static size_t core_spad_bytes(const struct spyre_program *prog, const struct core_program *cp)
+{
+	return (size_t)prog->cfg.reserved_bytes + cp->spad_declared;
+}
+
+static void add_agent(struct run *r, enum agent_kind kind, unsigned slot, unsigned index,
+		      bool dram)
+{
+	r->agents[r->num_agents++] = (struct agent){ .kind = kind, .slot = slot,
+						     .index = index, .dram = dram };
+	r->cores[slot].num_agents++;
+	r->pending++;
+}
+
 static enum spyre_engine_status setup_core(struct run *r, unsigned slot, const uint64_t *args)
 {
 	const struct core_program *cp = &r->prog->cores[slot];
@@ -509,41 +615,61 @@ static enum spyre_engine_status setup_core(struct run *r, unsigned slot, const u
 	enum spyre_engine_status st;
 
 	cr->prog = cp;
-	cr->spad = calloc(1, r->prog->cfg.scratchpad_bytes);
-	if (!cr->spad)
-		return SPYRE_ENGINE_E_NOMEM;
+	cr->spad = arena_alloc(r->arena, core_spad_bytes(r->prog, cp));
+	cr->first_agent = r->num_agents;
 	for (unsigned i = 0; i < cp->num_streams; i++) {
 		struct stream_run *s = &cr->streams[i];
+		const struct endpoint *src, *dst;
 
 		s->desc = &cp->streams[i];
+		src = &s->desc->src;
+		dst = &s->desc->dst;
 		s->fifo.base = cr->spad + cp->buffers[s->desc->fifo_buffer].offset;
 		s->fifo.cap = s->desc->fifo_sticks;
-		s->fifo.ready = calloc(s->fifo.cap, sizeof(uint64_t));
-		s->fifo.freed = calloc(s->fifo.cap, sizeof(uint64_t));
-		if (!s->fifo.ready || !s->fifo.freed)
-			return SPYRE_ENGINE_E_NOMEM;
-		st = bind_endpoint(r, cp, i, &s->desc->src, args, &s->src_base);
+		s->fifo.ready = arena_alloc(r->arena, s->fifo.cap * sizeof(uint64_t));
+		s->fifo.freed = arena_alloc(r->arena, s->fifo.cap * sizeof(uint64_t));
+		memset(s->fifo.ready, 0, s->fifo.cap * sizeof(uint64_t));
+		memset(s->fifo.freed, 0, s->fifo.cap * sizeof(uint64_t));
+		/* What the program can see of the scratchpad starts as zeros. */
+		if (src->kind == SPK_EP_SCRATCH)
+			memset(cr->spad + cp->buffers[src->ref].offset, 0,
+			       cp->buffers[src->ref].bytes);
+		if (dst->kind == SPK_EP_SCRATCH)
+			memset(cr->spad + cp->buffers[dst->ref].offset, 0,
+			       cp->buffers[dst->ref].bytes);
+		/* Ring partners re-evaluate each other after a firing. */
+		if (src->kind == SPK_EP_RING && r->prog->core_slot[src->core] >= 0)
+			cr->linked |= 1u << r->prog->core_slot[src->core];
+		for (unsigned c = 0; dst->kind == SPK_EP_RING && c < SPYRE_ENGINE_MAX_CORES; c++) {
+			if ((dst->core & (1u << c)) && r->prog->core_slot[c] >= 0) {
+				cr->linked |= 1u << r->prog->core_slot[c];
+				r->cores[r->prog->core_slot[c]].linked |= 1u << slot;
+			}
+		}
+		st = bind_endpoint(r, cp, i, src, args, &s->src_base);
 		if (!st)
-			st = bind_endpoint(r, cp, i, &s->desc->dst, args, &s->dst_base);
+			st = bind_endpoint(r, cp, i, dst, args, &s->dst_base);
 		if (st)
 			return st;
-		if (s->desc->src.kind == SPK_EP_DRAM || s->desc->src.kind == SPK_EP_SCRATCH)
-			r->agents[r->num_agents++] = (struct agent){ AGENT_SRC, slot, i, 0, 0 };
-		if (s->desc->dst.kind != SPK_EP_OP)
-			r->agents[r->num_agents++] = (struct agent){ AGENT_DST, slot, i, 0, 0 };
+		if (src->kind == SPK_EP_DRAM || src->kind == SPK_EP_SCRATCH)
+			add_agent(r, AGENT_SRC, slot, i, src->kind == SPK_EP_DRAM);
+		if (dst->kind != SPK_EP_OP)
+			add_agent(r, AGENT_DST, slot, i, dst->kind == SPK_EP_DRAM);
 	}
 	for (unsigned i = 0; i < cp->num_ops; i++)
-		r->agents[r->num_agents++] = (struct agent){ AGENT_OP, slot, i, 0, 0 };
+		add_agent(r, AGENT_OP, slot, i, false);
 	return SPYRE_ENGINE_OK;
 }
 
-/* Host scratch for the largest op firing. */
-static enum spyre_engine_status alloc_op_scratch(struct run *r)
+/* Host scratch for the largest op firing, and each thread's share. */
+static void op_scratch_sizes(const struct spyre_program *prog, size_t *tmp_floats,
+			     size_t *gather_bytes, size_t *thread_floats)
 {
-	size_t floats = 64, bytes = STICK_BYTES;
-
-	for (unsigned c = 0; c < r->prog->num_cores; c++) {
-		const struct core_program *cp = &r->prog->cores[c];
+	*tmp_floats = 64;
+	*gather_bytes = STICK_BYTES;
+	*thread_floats = 0;
+	for (unsigned c = 0; c < prog->num_cores; c++) {
+		const struct core_program *cp = &prog->cores[c];
 
 		for (unsigned i = 0; i < cp->num_ops; i++) {
 			const struct op_desc *op = &cp->ops[i];
@@ -551,33 +677,66 @@ static enum spyre_engine_status alloc_op_scratch(struct run *r)
 
 			for (unsigned j = 0; j < op->num_in; j++)
 				sticks += op->in_sticks[j];
-			if (sticks * STICK_BYTES > bytes)
-				bytes = sticks * STICK_BYTES;
-			if (op_tmp_floats(op) > floats)
-				floats = op_tmp_floats(op);
+			if (sticks * STICK_BYTES > *gather_bytes)
+				*gather_bytes = sticks * STICK_BYTES;
+			if (op_tmp_floats(op) > *tmp_floats)
+				*tmp_floats = op_tmp_floats(op);
+			if (op_thread_floats(op) > *thread_floats)
+				*thread_floats = op_thread_floats(op);
 		}
 	}
-	r->tmp = malloc(floats * sizeof(float));
-	r->gather = malloc(bytes);
-	return r->tmp && r->gather ? SPYRE_ENGINE_OK : SPYRE_ENGINE_E_NOMEM;
 }
 
-static void run_free(struct run *r)
+/* Every piece of host memory the run takes, from the arena. */
+static enum spyre_engine_status alloc_run(struct run *r)
 {
-	for (unsigned c = 0; r->cores && c < r->prog->num_cores; c++) {
-		struct core_run *cr = &r->cores[c];
+	const struct spyre_program *prog = r->prog;
+	size_t agents = 0;
+	size_t tmp_floats, gather_bytes, thread_floats, total, threads;
 
-		free(cr->spad);
-		for (unsigned i = 0; i < SPK_MAX_STREAMS; i++) {
-			free(cr->streams[i].fifo.ready);
-			free(cr->streams[i].fifo.freed);
-		}
+	r->arena = arena_get();
+	if (!r->arena)
+		return SPYRE_ENGINE_E_NOMEM;
+	r->env.simd = !prog->cfg.host_portable;
+	r->env.pool = arena_pool(r->arena, prog->cfg.host_threads);
+	if (!r->env.pool)
+		return SPYRE_ENGINE_E_NOMEM;
+	threads = pool_threads(r->env.pool);
+	for (unsigned c = 0; c < prog->num_cores; c++) {
+		const struct core_program *cp = &prog->cores[c];
+
+		agents += cp->num_ops;
+		for (unsigned i = 0; i < cp->num_streams; i++)
+			agents += (cp->streams[i].src.kind == SPK_EP_DRAM ||
+				   cp->streams[i].src.kind == SPK_EP_SCRATCH) +
+				  (cp->streams[i].dst.kind != SPK_EP_OP);
 	}
-	free(r->cores);
-	free(r->agents);
-	free(r->tmp);
-	free(r->gather);
-	pool_destroy(r->env.pool);
+	op_scratch_sizes(prog, &tmp_floats, &gather_bytes, &thread_floats);
+	total = arena_piece(prog->num_cores * sizeof(*r->cores)) +
+		arena_piece(agents * sizeof(*r->agents)) +
+		arena_piece(tmp_floats * sizeof(float)) + arena_piece(gather_bytes) +
+		threads * arena_piece(thread_floats * sizeof(float) + 64) +
+		arena_piece(agentq_bytes((uint32_t)agents));
+	for (unsigned c = 0; c < prog->num_cores; c++) {
+		const struct core_program *cp = &prog->cores[c];
+
+		total += arena_piece(core_spad_bytes(prog, cp));
+		for (unsigned i = 0; i < cp->num_streams; i++)
+			total += 2 * arena_piece(cp->streams[i].fifo_sticks * sizeof(uint64_t));
+	}
+	if (arena_reserve(r->arena, total))
+		return SPYRE_ENGINE_E_NOMEM;
+	r->cores = arena_alloc(r->arena, prog->num_cores * sizeof(*r->cores));
+	memset(r->cores, 0, prog->num_cores * sizeof(*r->cores));
+	r->agents = arena_alloc(r->arena, agents * sizeof(*r->agents));
+	r->tmp = arena_alloc(r->arena, tmp_floats * sizeof(float));
+	r->gather = arena_alloc(r->arena, gather_bytes);
+	r->env.thread_floats = thread_floats;
+	for (size_t i = 0; i < threads && i < OP_MAX_THREADS; i++)
+		r->env.thread_tmp[i] = arena_alloc(r->arena, thread_floats * sizeof(float) + 64);
+	agentq_init(&r->queue, (uint32_t)agents,
+		    arena_alloc(r->arena, agentq_bytes((uint32_t)agents)));
+	return SPYRE_ENGINE_OK;
 }
 
 static void finish_stats(struct run *r)
@@ -616,26 +775,14 @@ enum spyre_engine_status spyre_program_run(struct spyre_program *prog,
 	r.err = err;
 	r.dram.last_dir = -1;
 	r.ring.num_cores = prog->cfg.num_cores;
-	r.cores = calloc(prog->num_cores, sizeof(*r.cores));
-	r.agents = calloc((size_t)prog->num_cores * (2 * SPK_MAX_STREAMS + SPK_MAX_OPS),
-			  sizeof(*r.agents));
-	if (!r.cores || !r.agents)
-		st = SPYRE_ENGINE_E_NOMEM;
+	st = alloc_run(&r);
 	for (unsigned c = 0; !st && c < prog->num_cores; c++)
 		st = setup_core(&r, c, args);
-	if (!st)
-		st = alloc_op_scratch(&r);
-	if (!st) {
-		r.env.simd = !prog->cfg.host_portable;
-		r.env.pool = pool_create(prog->cfg.host_threads);
-		if (!r.env.pool)
-			st = SPYRE_ENGINE_E_NOMEM;
-	}
 	if (st == SPYRE_ENGINE_E_NOMEM)
 		engine_set_error(err, st, -1, -1, "host memory for the run");
 	if (!st)
 		st = run_loop(&r);
 	finish_stats(&r);
-	run_free(&r);
+	arena_put(r.arena);
 	return st;
 }
