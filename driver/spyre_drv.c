@@ -108,16 +108,22 @@ static void spyre_kernel_ctx_release(struct drm_device *dev, void *arg)
 {
 	struct spyre_device *sdev = arg;
 
+	spyre_mmu_unmap(&sdev->kernel_ctx, &sdev->kernel_cmds_node);
 	spyre_mmu_unmap(&sdev->kernel_ctx, &sdev->fence_node);
 	spyre_mmu_ctx_fini(&sdev->kernel_ctx);
+	dma_free_coherent(sdev->drm.dev, PAGE_SIZE, sdev->kernel_cmds, sdev->kernel_cmds_dma);
 	dma_free_coherent(sdev->drm.dev, PAGE_SIZE, sdev->fence_page, sdev->fence_dma);
+	drm_mm_takedown(&sdev->vram);
 	ida_destroy(&sdev->ctx_ida);
 }
 
-/* Context 0: only the page where the rings' FENCE commands write. */
+/*
+ * Context 0 maps the page where the rings' FENCE commands write and the
+ * kernel's own command buffer; device buffers visit it to be cleared.
+ */
 static int spyre_kernel_ctx_init(struct spyre_device *sdev)
 {
-	struct spyre_mmu_backing fence = {
+	struct spyre_mmu_backing page = {
 		.system = true,
 		.size = PAGE_SIZE,
 		.writable = true,
@@ -127,24 +133,45 @@ static int spyre_kernel_ctx_init(struct spyre_device *sdev)
 	ida_init(&sdev->ctx_ida);
 	mutex_init(&sdev->files_lock);
 	mutex_init(&sdev->reset_lock);
+	mutex_init(&sdev->kernel_job_lock);
+	mutex_init(&sdev->vram_lock);
 	INIT_LIST_HEAD(&sdev->files);
+	drm_mm_init(&sdev->vram, 0, sdev->info.mem_bytes);
+	sdev->aperture_phys = pci_resource_start(sdev->pdev, SPYRE_BAR_MEM);
 	sdev->fence_page = dma_alloc_coherent(sdev->drm.dev, PAGE_SIZE, &sdev->fence_dma,
 					      GFP_KERNEL);
-	if (!sdev->fence_page)
-		return -ENOMEM;
-	fence.addr = sdev->fence_dma;
+	sdev->kernel_cmds = dma_alloc_coherent(sdev->drm.dev, PAGE_SIZE, &sdev->kernel_cmds_dma,
+					       GFP_KERNEL);
+	if (!sdev->fence_page || !sdev->kernel_cmds) {
+		ret = -ENOMEM;
+		goto err_free_pages;
+	}
 	ret = spyre_mmu_ctx_init(sdev, &sdev->kernel_ctx, SPYRE_KERNEL_CTX);
 	if (ret)
-		goto err_free_page;
-	ret = spyre_mmu_map(&sdev->kernel_ctx, &sdev->fence_node, &fence, SPYRE_KERNEL_FENCE_VA);
+		goto err_free_pages;
+	page.addr = sdev->fence_dma;
+	ret = spyre_mmu_map(&sdev->kernel_ctx, &sdev->fence_node, &page, SPYRE_KERNEL_FENCE_VA);
 	if (ret)
 		goto err_ctx_fini;
+	page.addr = sdev->kernel_cmds_dma;
+	page.writable = false;
+	ret = spyre_mmu_map(&sdev->kernel_ctx, &sdev->kernel_cmds_node, &page,
+			    SPYRE_KERNEL_CMDS_VA);
+	if (ret)
+		goto err_unmap_fence;
 	return drmm_add_action_or_reset(&sdev->drm, spyre_kernel_ctx_release, sdev);
 
+err_unmap_fence:
+	spyre_mmu_unmap(&sdev->kernel_ctx, &sdev->fence_node);
 err_ctx_fini:
 	spyre_mmu_ctx_fini(&sdev->kernel_ctx);
-err_free_page:
-	dma_free_coherent(sdev->drm.dev, PAGE_SIZE, sdev->fence_page, sdev->fence_dma);
+err_free_pages:
+	if (sdev->kernel_cmds)
+		dma_free_coherent(sdev->drm.dev, PAGE_SIZE, sdev->kernel_cmds,
+				  sdev->kernel_cmds_dma);
+	if (sdev->fence_page)
+		dma_free_coherent(sdev->drm.dev, PAGE_SIZE, sdev->fence_page, sdev->fence_dma);
+	drm_mm_takedown(&sdev->vram);
 	return ret;
 }
 

@@ -27,6 +27,7 @@ struct spyre_hw_info {
 	u32 scratchpad_bytes;
 	u32 num_vectors;
 	u64 mem_bytes;
+	u64 aperture_bytes;		/* CPU-visible device memory, from 0 */
 };
 
 struct spyre_device {
@@ -42,6 +43,16 @@ struct spyre_device {
 	u64 *fence_page;		/* a seqno per queue, written by the card */
 	dma_addr_t fence_dma;
 	struct drm_mm_node fence_node;
+	u8 *kernel_cmds;		/* the kernel's own command buffer */
+	dma_addr_t kernel_cmds_dma;
+	struct drm_mm_node kernel_cmds_node;
+	struct drm_sched_entity kernel_entity;
+	/* Serialises kernel jobs (one command buffer) */
+	struct mutex kernel_job_lock;
+	/* Protects vram */
+	struct mutex vram_lock;
+	struct drm_mm vram;		/* device memory given to buffers */
+	resource_size_t aperture_phys;	/* BAR2: device memory from offset 0 */
 	struct spyre_queue queues[SPYRE_NUM_QUEUES];
 	struct ida ctx_ida;		/* client hardware contexts 1..15 */
 	struct work_struct error_work;	/* stopped queues, MMU faults */

@@ -47,23 +47,35 @@ u64 spyre_bo_device_addr(struct spyre_bo *bo, struct spyre_mmu_ctx *ctx)
 	return addr;
 }
 
+static int spyre_bo_backing(struct spyre_bo *bo, struct spyre_mmu_backing *backing)
+{
+	struct sg_table *sgt;
+
+	backing->size = bo->base.base.size;
+	backing->writable = !(bo->flags & DRM_SPYRE_BO_READ_ONLY);
+	if (bo->flags & DRM_SPYRE_BO_DEVICE) {
+		backing->addr = bo->vram.start;
+		return 0;
+	}
+	sgt = drm_gem_shmem_get_pages_sgt(&bo->base);
+	if (IS_ERR(sgt))
+		return PTR_ERR(sgt);
+	backing->sgt = sgt;
+	return 0;
+}
+
 /* A new handle in @file: map the buffer into that file's address space. */
 static int spyre_bo_open(struct drm_gem_object *obj, struct drm_file *file)
 {
 	struct spyre_file *sfile = file->driver_priv;
 	struct spyre_bo *bo = to_spyre_bo(obj);
-	struct spyre_mmu_backing backing = {
-		.size = obj->size,
-		.writable = !(bo->flags & DRM_SPYRE_BO_READ_ONLY),
-	};
+	struct spyre_mmu_backing backing = { };
 	struct spyre_bo_mapping *m;
-	struct sg_table *sgt;
 	int ret;
 
-	sgt = drm_gem_shmem_get_pages_sgt(&bo->base);
-	if (IS_ERR(sgt))
-		return PTR_ERR(sgt);
-	backing.sgt = sgt;
+	ret = spyre_bo_backing(bo, &backing);
+	if (ret)
+		return ret;
 
 	m = kzalloc(sizeof(*m), GFP_KERNEL);
 	if (!m)
@@ -127,6 +139,103 @@ static const struct drm_gem_object_funcs spyre_bo_funcs = {
 	.vm_ops = &drm_gem_shmem_vm_ops,
 };
 
+static void spyre_bo_device_free(struct drm_gem_object *obj)
+{
+	struct spyre_device *sdev = to_spyre_device(obj->dev);
+	struct spyre_bo *bo = to_spyre_bo(obj);
+
+	WARN_ON(!list_empty(&bo->mappings));
+	mutex_lock(&sdev->vram_lock);
+	drm_mm_remove_node(&bo->vram);
+	mutex_unlock(&sdev->vram_lock);
+	drm_gem_object_release(obj);
+	mutex_destroy(&bo->lock);
+	kfree(bo);
+}
+
+/* Only MAPPABLE buffers lie in the BAR window; write-combined. */
+static int spyre_bo_device_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma)
+{
+	struct spyre_device *sdev = to_spyre_device(obj->dev);
+	struct spyre_bo *bo = to_spyre_bo(obj);
+
+	if (!(bo->flags & DRM_SPYRE_BO_MAPPABLE))
+		return -EINVAL;
+	vm_flags_set(vma, VM_PFNMAP | VM_IO | VM_DONTEXPAND | VM_DONTDUMP);
+	vma->vm_page_prot = pgprot_writecombine(vm_get_page_prot(vma->vm_flags));
+	return io_remap_pfn_range(vma, vma->vm_start,
+				  (sdev->aperture_phys + bo->vram.start) >> PAGE_SHIFT,
+				  vma->vm_end - vma->vm_start, vma->vm_page_prot);
+}
+
+static const struct vm_operations_struct spyre_bo_device_vm_ops = {
+	.open = drm_gem_vm_open,
+	.close = drm_gem_vm_close,
+};
+
+static const struct drm_gem_object_funcs spyre_bo_device_funcs = {
+	.free = spyre_bo_device_free,
+	.open = spyre_bo_open,
+	.close = spyre_bo_close,
+	.mmap = spyre_bo_device_mmap,
+	.vm_ops = &spyre_bo_device_vm_ops,
+};
+
+/* Zero a new device buffer on the card, through the kernel's context. */
+static int spyre_bo_device_clear(struct spyre_device *sdev, struct spyre_bo *bo)
+{
+	struct spyre_mmu_backing backing = {
+		.addr = bo->vram.start,
+		.size = bo->base.base.size,
+		.writable = true,
+	};
+	struct drm_mm_node va = { };
+	int ret;
+
+	ret = spyre_mmu_map(&sdev->kernel_ctx, &va, &backing, 0);
+	if (ret)
+		return ret;
+	ret = spyre_kernel_fill(sdev, va.start, backing.size, 0);
+	spyre_mmu_unmap(&sdev->kernel_ctx, &va);
+	return ret;
+}
+
+static struct spyre_bo *spyre_bo_device_create(struct spyre_device *sdev, u64 size, u32 flags)
+{
+	u64 end = flags & DRM_SPYRE_BO_MAPPABLE ? sdev->info.aperture_bytes :
+						sdev->info.mem_bytes;
+	struct spyre_bo *bo;
+	int ret;
+
+	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+	if (!bo)
+		return ERR_PTR(-ENOMEM);
+	bo->flags = flags;
+	mutex_init(&bo->lock);
+	INIT_LIST_HEAD(&bo->mappings);
+	bo->base.base.funcs = &spyre_bo_device_funcs;
+	drm_gem_private_object_init(&sdev->drm, &bo->base.base, size);
+
+	/* CPU-visible memory is scarce: others take it from the top. */
+	mutex_lock(&sdev->vram_lock);
+	ret = drm_mm_insert_node_in_range(&sdev->vram, &bo->vram, size, SPYRE_PAGE_SIZE, 0, 0,
+					  end, flags & DRM_SPYRE_BO_MAPPABLE ?
+					  DRM_MM_INSERT_LOW : DRM_MM_INSERT_HIGH);
+	mutex_unlock(&sdev->vram_lock);
+	if (ret) {
+		drm_gem_private_object_fini(&bo->base.base);
+		mutex_destroy(&bo->lock);
+		kfree(bo);
+		return ERR_PTR(ret == -ENOSPC ? -ENOMEM : ret);
+	}
+	ret = spyre_bo_device_clear(sdev, bo);
+	if (ret) {
+		drm_gem_object_put(&bo->base.base);
+		return ERR_PTR(ret);
+	}
+	return bo;
+}
+
 struct drm_gem_object *spyre_gem_create_object(struct drm_device *dev, size_t size)
 {
 	struct spyre_bo *bo = kzalloc(sizeof(*bo), GFP_KERNEL);
@@ -139,8 +248,12 @@ struct drm_gem_object *spyre_gem_create_object(struct drm_device *dev, size_t si
 	return &bo->base.base;
 }
 
-/* Argument checks that need no device; split out so KUnit can reach them. */
-int spyre_bo_check_create_args(u64 size, u32 flags, u64 mem_bytes)
+/*
+ * Argument checks that need no device; split out so KUnit can reach them.
+ * A size the card could never hold is -EINVAL; one that does not fit now
+ * is -ENOMEM later.
+ */
+int spyre_bo_check_create_args(u64 size, u32 flags, u64 mem_bytes, u64 aperture_bytes)
 {
 	if (flags & ~DRM_SPYRE_BO_FLAGS_ALL)
 		return -EINVAL;
@@ -148,8 +261,10 @@ int spyre_bo_check_create_args(u64 size, u32 flags, u64 mem_bytes)
 		return -EINVAL;
 	if (!size || size > SPYRE_BO_MAX_HOST_SIZE)
 		return -EINVAL;
-	if (flags & DRM_SPYRE_BO_DEVICE)
-		return size > mem_bytes ? -EINVAL : -EOPNOTSUPP;
+	if ((flags & DRM_SPYRE_BO_MAPPABLE) && size > aperture_bytes)
+		return -EINVAL;
+	if ((flags & DRM_SPYRE_BO_DEVICE) && size > mem_bytes)
+		return -EINVAL;
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(spyre_bo_check_create_args);
@@ -166,21 +281,28 @@ int spyre_bo_create_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 
 	if (args->pad || args->reserved || args->handle || args->device_addr)
 		return -EINVAL;
-	ret = spyre_bo_check_create_args(args->size, args->flags, sdev->info.mem_bytes);
+	ret = spyre_bo_check_create_args(args->size, args->flags, sdev->info.mem_bytes,
+					 sdev->info.aperture_bytes);
 	if (ret) {
 		drm_dbg(dev, "bad buffer: size %llu flags 0x%x: %d\n", args->size, args->flags,
 			ret);
 		return ret;
 	}
 
-	shmem = drm_gem_shmem_create(dev, PAGE_ALIGN(args->size));
-	if (IS_ERR(shmem))
-		return PTR_ERR(shmem);
-	bo = to_spyre_bo(&shmem->base);
-	bo->flags = args->flags;
+	if (args->flags & DRM_SPYRE_BO_DEVICE) {
+		bo = spyre_bo_device_create(sdev, PAGE_ALIGN(args->size), args->flags);
+		if (IS_ERR(bo))
+			return PTR_ERR(bo);
+	} else {
+		shmem = drm_gem_shmem_create(dev, PAGE_ALIGN(args->size));
+		if (IS_ERR(shmem))
+			return PTR_ERR(shmem);
+		bo = to_spyre_bo(&shmem->base);
+		bo->flags = args->flags;
+	}
 
-	ret = drm_gem_handle_create(file, &shmem->base, &handle);
-	drm_gem_object_put(&shmem->base);
+	ret = drm_gem_handle_create(file, &bo->base.base, &handle);
+	drm_gem_object_put(&bo->base.base);
 	if (ret)
 		return ret;
 	args->handle = handle;

@@ -43,6 +43,6 @@ int spyre_bo_create_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 int spyre_bo_info_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 int spyre_bo_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 u64 spyre_bo_device_addr(struct spyre_bo *bo, struct spyre_mmu_ctx *ctx);
-int spyre_bo_check_create_args(u64 size, u32 flags, u64 mem_bytes);
+int spyre_bo_check_create_args(u64 size, u32 flags, u64 mem_bytes, u64 aperture_bytes);
 
 #endif /* __SPYRE_GEM_H__ */

@@ -45,6 +45,8 @@ int spyre_hw_init(struct spyre_device *sdev)
 	info->num_vectors = spyre_rd32(sdev, SPYRE_REG_NUM_VECTORS);
 	info->mem_bytes = spyre_rd32(sdev, SPYRE_REG_MEM_SIZE_LO) |
 			  (u64)spyre_rd32(sdev, SPYRE_REG_MEM_SIZE_HI) << 32;
+	info->aperture_bytes = min_t(u64, spyre_rd32(sdev, SPYRE_REG_APERTURE_SIZE),
+				     pci_resource_len(sdev->pdev, SPYRE_BAR_MEM));
 	if (info->num_vectors < 1) {
 		drm_err(&sdev->drm, "card reports no interrupt vectors\n");
 		return -ENODEV;

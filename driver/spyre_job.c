@@ -144,8 +144,7 @@ static struct dma_fence *spyre_job_run(struct drm_sched_job *sched_job)
 	f->call_index = q->tail;
 	dma_fence_init(&f->base, &spyre_hw_fence_ops, &q->fence_lock, q->fence_context,
 		       ++q->seqno);
-	spyre_ring_emit(q, SPYRE_OP_CALL, job->sfile->ctx.id, job->commands,
-			job->command_count);
+	spyre_ring_emit(q, SPYRE_OP_CALL, job->ctx_id, job->commands, job->command_count);
 	spyre_ring_emit(q, SPYRE_OP_FENCE, SPYRE_KERNEL_FENCE_VA + q->index * sizeof(u64),
 			q->seqno, 0);
 
@@ -215,7 +214,8 @@ static void spyre_queue_handle_error(struct spyre_queue *q)
 			continue;
 		dma_fence_set_error(&f->base, status == SPYRE_CMD_STATUS_MMU_FAULT ?
 					      -EFAULT : -EIO);
-		WRITE_ONCE(f->sfile->banned, true);
+		if (f->sfile)
+			WRITE_ONCE(f->sfile->banned, true);
 		break;
 	}
 	spin_unlock_irqrestore(&q->fence_lock, flags);
@@ -263,7 +263,8 @@ void spyre_device_recover(struct spyre_device *sdev, struct drm_sched_job *bad)
 	for (i = 0; i < SPYRE_NUM_QUEUES; i++)
 		spyre_queue_cancel_inflight(&sdev->queues[i], job ? job->hw_fence : NULL);
 	if (job) {
-		WRITE_ONCE(job->sfile->banned, true);
+		if (job->sfile)
+			WRITE_ONCE(job->sfile->banned, true);
 		/* run_job sees the error and completes it without running it. */
 		dma_fence_set_error(&bad->s_fence->finished, -ETIMEDOUT);
 	}
@@ -378,6 +379,11 @@ int spyre_queues_init(struct spyre_device *sdev)
 		if (ret)
 			goto err_fini;
 	}
+	/* The kernel's jobs (clearing memory) go first on the top queue. */
+	ret = drm_sched_entity_init(&sdev->kernel_entity, DRM_SCHED_PRIORITY_KERNEL,
+				    &sdev->queues[SPYRE_NUM_QUEUES - 1].sched_list, 1, NULL);
+	if (ret)
+		goto err_fini;
 	return 0;
 
 err_fini:
@@ -390,6 +396,7 @@ void spyre_queues_fini(struct spyre_device *sdev)
 {
 	int i;
 
+	drm_sched_entity_destroy(&sdev->kernel_entity);
 	for (i = 0; i < SPYRE_NUM_QUEUES; i++)
 		drm_sched_fini(&sdev->queues[i].sched);
 }
@@ -524,6 +531,47 @@ out_unlock:
 	return ret;
 }
 
+/*
+ * Fill @bytes at @va in the kernel's context with @pattern on the card, and
+ * wait for it: how device memory is cleared before a client gets it.
+ */
+int spyre_kernel_fill(struct spyre_device *sdev, u64 va, u64 bytes, u64 pattern)
+{
+	struct dma_fence *fence;
+	struct spyre_job *job;
+	u8 *cmd = sdev->kernel_cmds;
+	int ret;
+
+	job = kzalloc(sizeof(*job), GFP_KERNEL);
+	if (!job)
+		return -ENOMEM;
+	job->ctx_id = SPYRE_KERNEL_CTX;
+	job->queue = &sdev->queues[SPYRE_NUM_QUEUES - 1];
+	job->commands = SPYRE_KERNEL_CMDS_VA;
+	job->command_count = 1;
+	ret = drm_sched_job_init(&job->base, &sdev->kernel_entity, 1, NULL, 0);
+	if (ret) {
+		kfree(job);
+		return ret;
+	}
+
+	mutex_lock(&sdev->kernel_job_lock);
+	memset(cmd, 0, SPYRE_CMD_SIZE);
+	cmd[SPYRE_CMD_OFF_OPCODE] = SPYRE_OP_DMA_FILL;
+	put_unaligned_le64(va, cmd + SPYRE_CMD_OFF_ARGS);
+	put_unaligned_le64(bytes, cmd + SPYRE_CMD_OFF_ARGS + 8);
+	put_unaligned_le64(pattern, cmd + SPYRE_CMD_OFF_ARGS + 16);
+	drm_sched_job_arm(&job->base);
+	fence = dma_fence_get(&job->base.s_fence->finished);
+	drm_sched_entity_push_job(&job->base);
+	ret = dma_fence_wait(fence, false);
+	if (!ret)
+		ret = fence->error;
+	dma_fence_put(fence);
+	mutex_unlock(&sdev->kernel_job_lock);
+	return ret;
+}
+
 int spyre_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 {
 	struct spyre_device *sdev = to_spyre_device(dev);
@@ -564,6 +612,7 @@ int spyre_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file
 		goto err_free_chain;
 	}
 	job->sfile = sfile;
+	job->ctx_id = sfile->ctx.id;
 	job->queue = &sdev->queues[args->queue];
 	job->commands = args->commands;
 	job->command_count = args->command_count;

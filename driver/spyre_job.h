@@ -48,7 +48,8 @@ struct spyre_hw_fence {
 
 struct spyre_job {
 	struct drm_sched_job base;
-	struct spyre_file *sfile;
+	struct spyre_file *sfile;	/* NULL for the kernel's own jobs */
+	u32 ctx_id;			/* MMU context its commands run in */
 	struct spyre_queue *queue;
 	u64 commands;
 	u32 command_count;
@@ -68,6 +69,7 @@ void spyre_device_recover(struct spyre_device *sdev, struct drm_sched_job *bad);
 int spyre_file_entities_init(struct spyre_file *sfile);
 void spyre_file_entities_fini(struct spyre_file *sfile);
 int spyre_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
+int spyre_kernel_fill(struct spyre_device *sdev, u64 va, u64 bytes, u64 pattern);
 u32 spyre_job_status_of_resv(struct dma_resv *resv);
 u32 spyre_job_status_from_error(int error);
 int spyre_submit_check_args(u32 queue, u32 flags, u64 commands, u32 command_count,

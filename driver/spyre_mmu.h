@@ -16,6 +16,7 @@ struct spyre_device;
 #define SPYRE_VA_END		0x0000800000000000ull	/* 128 TiB */
 /* The kernel context maps only the fence page, here. */
 #define SPYRE_KERNEL_FENCE_VA	SPYRE_VA_START
+#define SPYRE_KERNEL_CMDS_VA	(SPYRE_VA_START + 0x2000)
 
 struct spyre_pt {
 	u64 *cpu;

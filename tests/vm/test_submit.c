@@ -234,6 +234,123 @@ TEST(files_cannot_reach_each_other)
 	close(b);
 }
 
+static uint64_t mem_bytes(int fd)
+{
+	struct drm_spyre_device_info info = { 0 };
+	struct drm_spyre_query q = {
+		.param = DRM_SPYRE_QUERY_DEVICE_INFO, .size = sizeof(info),
+		.data = (uintptr_t)&info,
+	};
+
+	return xioctl(fd, DRM_IOCTL_SPYRE_QUERY, &q) ? 0 : info.mem_bytes;
+}
+
+/* Device memory: CPU-visible buffers through the BAR, others by DMA only. */
+TEST(device_buffers_round_trip)
+{
+	int fd = open_card(), ret;
+	struct bo vis, hidden, host, cmd;
+	struct drm_spyre_bo_info info;
+	uint32_t so;
+
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ(bo_new(fd, MIB, DRM_SPYRE_BO_DEVICE | DRM_SPYRE_BO_MAPPABLE, &vis), 0);
+	ASSERT_EQ(bo_new(fd, MIB, 0, &host), 0);
+	ASSERT_EQ(bo_new(fd, 4096, 0, &cmd), 0);
+	/* Not CPU-visible: no mapping, but a device address. */
+	struct drm_spyre_bo_create c = { .size = MIB, .flags = DRM_SPYRE_BO_DEVICE };
+	ASSERT_EQ(xioctl(fd, DRM_IOCTL_SPYRE_BO_CREATE, &c), 0);
+	hidden.handle = c.handle;
+	hidden.va = c.device_addr;
+	memset(&info, 0, sizeof(info));
+	info.handle = hidden.handle;
+	ASSERT_EQ(xioctl(fd, DRM_IOCTL_SPYRE_BO_INFO, &info), 0);
+	EXPECT_EQ(info.flags, DRM_SPYRE_BO_DEVICE);
+	EXPECT_TRUE(mmap(NULL, MIB, PROT_READ, MAP_SHARED, fd, info.mmap_offset) == MAP_FAILED);
+
+	for (uint32_t i = 0; i < MIB / 4; i++)
+		((volatile uint32_t *)vis.map)[i] = i * 40503u;
+	memset(host.map, 0, MIB);
+	/* visible -> hidden -> host, then compare through the CPU. */
+	cmd_put(cmd.map, 0, SPYRE_OP_DMA_COPY, vis.va, hidden.va, MIB);
+	cmd_put(cmd.map, 1, SPYRE_OP_DMA_COPY, hidden.va, host.va, MIB);
+	so = syncobj_new(fd);
+	uint32_t bos[] = { vis.handle, hidden.handle, host.handle, cmd.handle };
+	ASSERT_EQ(submit(fd, 1, cmd.va, 2, bos, 4, so), 0);
+	ASSERT_EQ(syncobj_wait(fd, so), 0);
+	EXPECT_EQ(bo_wait_status(fd, host.handle, &ret), DRM_SPYRE_JOB_STATUS_SUCCESS);
+	for (uint32_t i = 0; i < MIB / 4; i++) {
+		if (((uint32_t *)host.map)[i] != i * 40503u) {
+			EXPECT_EQ(((uint32_t *)host.map)[i], i * 40503u);
+			break;
+		}
+	}
+	close(fd);
+}
+
+/* A new device buffer never shows what an earlier one held. */
+TEST(device_buffers_are_cleared)
+{
+	int fd = open_card();
+	struct bo a, b;
+	struct drm_gem_close cl = { 0 };
+
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ(bo_new(fd, 2 * MIB, DRM_SPYRE_BO_DEVICE | DRM_SPYRE_BO_MAPPABLE, &a), 0);
+	memset(a.map, 0xab, 2 * MIB);
+	munmap(a.map, 2 * MIB);
+	cl.handle = a.handle;
+	ASSERT_EQ(xioctl(fd, DRM_IOCTL_GEM_CLOSE, &cl), 0);
+	ASSERT_EQ(bo_new(fd, 2 * MIB, DRM_SPYRE_BO_DEVICE | DRM_SPYRE_BO_MAPPABLE, &b), 0);
+	for (uint32_t i = 0; i < 2 * MIB; i += 4096) {
+		if (((volatile uint8_t *)b.map)[i] != 0) {
+			EXPECT_EQ(((uint8_t *)b.map)[i], 0);
+			break;
+		}
+	}
+	close(fd);
+}
+
+/* Running out of device memory is ENOMEM, and what was given stays intact. */
+TEST(device_memory_exhaustion)
+{
+	int fd = open_card();
+	uint64_t total = mem_bytes(fd), got = 0;
+	struct bo first;
+	uint32_t n = 0;
+
+	ASSERT_TRUE(fd >= 0 && total >= 256 * MIB);
+	ASSERT_EQ(bo_new(fd, MIB, DRM_SPYRE_BO_DEVICE | DRM_SPYRE_BO_MAPPABLE, &first), 0);
+	memset(first.map, 0x42, MIB);
+	for (;;) {
+		struct drm_spyre_bo_create c = { .size = 256 * MIB, .flags = DRM_SPYRE_BO_DEVICE };
+		int ret = xioctl(fd, DRM_IOCTL_SPYRE_BO_CREATE, &c);
+
+		if (ret) {
+			EXPECT_EQ(ret, -ENOMEM);
+			break;
+		}
+		got += 256 * MIB;
+		if (++n > 1024)
+			break;
+	}
+	EXPECT_TRUE(got + 256 * MIB > total - MIB);
+	EXPECT_TRUE(got <= total);
+	EXPECT_EQ(((uint8_t *)first.map)[0], 0x42);
+	EXPECT_EQ(((uint8_t *)first.map)[MIB - 1], 0x42);
+	/* Bigger than the card, or than the CPU window: never, so EINVAL. */
+	struct drm_spyre_bo_create big = { .size = total + 4096, .flags = DRM_SPYRE_BO_DEVICE };
+	EXPECT_EQ(xioctl(fd, DRM_IOCTL_SPYRE_BO_CREATE, &big), -EINVAL);
+	/* A mapping holds the file open: unmap, then closing frees it all. */
+	munmap(first.map, MIB);
+	close(fd);
+
+	fd = open_card();
+	struct drm_spyre_bo_create again = { .size = 256 * MIB, .flags = DRM_SPYRE_BO_DEVICE };
+	EXPECT_EQ(xioctl(fd, DRM_IOCTL_SPYRE_BO_CREATE, &again), 0);
+	close(fd);
+}
+
 TEST(bo_create_bad_arguments)
 {
 	int fd = open_card();
