@@ -161,8 +161,18 @@ $(B)/tests/vm/test_%: tests/vm/test_%.c $(TEST_HDRS) include/uapi/drm/spyre_acce
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) -Itests/lib $< -o $@
 
-# Engine host speed (not yet part of `make bench`): 1024^3 fp16 matmul kernel.
+# Engine host speed (1024^3 fp16 matmul kernel against OpenBLAS sgemm, run
+# as a child process) and the timing model's published cases.
 $(B)/bench/engine-bench: tests/bench/engine-bench.c $(ENGINE_TEST_HDRS) $(ENGINE_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(ENGINE_CFLAGS) -D_DEFAULT_SOURCE -Itests/host $< $(ENGINE_OBJS) -o $@ -lm -pthread
+
+$(B)/bench/openblas-ref: tests/bench/openblas-ref.c
+	@mkdir -p $(@D)
+	$(CC) $(ENGINE_CFLAGS) -D_DEFAULT_SOURCE $(shell pkg-config --cflags openblas) $< -o $@ \
+		$(shell pkg-config --libs openblas)
+
+$(B)/bench/model-bench: tests/bench/model-bench.c $(ENGINE_TEST_HDRS) $(ENGINE_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(ENGINE_CFLAGS) -D_DEFAULT_SOURCE -Itests/host $< $(ENGINE_OBJS) -o $@ -lm -pthread
 
@@ -191,7 +201,8 @@ check: all debug qtest
 	@scripts/check.sh
 
 # Benchmarks: a table on stdout, results in build/bench/results.json.
-bench: qemu $(B)/bench/dma-bench
+bench: qemu $(B)/bench/dma-bench $(B)/bench/engine-bench $(B)/bench/openblas-ref \
+	$(B)/bench/model-bench
 	@scripts/bench.sh
 
 shell: all

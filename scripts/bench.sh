@@ -1,11 +1,23 @@
 #!/bin/bash
 # make bench: run every benchmark, print a table, write build/bench/results.json
-# (an array of {"name", "value", "unit"}).
+# (an array of {"name", "value", "unit"}): the DMA benchmark (QEMU), the
+# engine's host speed against OpenBLAS, and the timing model's published cases.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 out=$SPYRE_BUILD/bench
 mkdir -p "$out"
 "$out/dma-bench" "$SPYRE_CACHE/qemu-build/qemu-system-x86_64" "$out/dma.json" 64 \
 	-L "$FIRMWARE_ROOT/usr/share/seabios" -L "$FIRMWARE_ROOT/usr/share/qemu"
-cp "$out/dma.json" "$out/results.json"
+"$out/engine-bench" "$out/engine.json"
+"$out/model-bench" "$out/model.json"
+python3 - "$out/results.json" "$out/dma.json" "$out/engine.json" "$out/model.json" <<'PY'
+import json, sys
+rows = []
+for path in sys.argv[2:]:
+    with open(path) as f:
+        rows += json.load(f)
+with open(sys.argv[1], "w") as f:
+    json.dump(rows, f, indent=2)
+    f.write("\n")
+PY
 echo "results: $out/results.json"

@@ -8,7 +8,7 @@ set -euo pipefail
 APT_PKGS="build-essential pkg-config git python3 python3-venv meson ninja-build
 	libglib2.0-dev libpixman-1-dev libslirp-dev flex bison bc cpio zstd xz-utils
 	libelf-dev libssl-dev dwarves kmod libdrm-dev libudev-dev busybox-static
-	dpkg-dev rsync libfdt-dev sparse"
+	dpkg-dev rsync libfdt-dev sparse libopenblas-dev"
 
 # Root installs directly; anyone else through sudo.
 SUDO=
