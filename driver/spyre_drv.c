@@ -18,6 +18,7 @@
 #include "spyre_hw.h"
 #include "spyre_job.h"
 #include "spyre_query.h"
+#include "spyre_sysfs.h"
 #include "uapi/drm/spyre_accel.h"
 
 static const struct drm_ioctl_desc spyre_drm_ioctls[] = {
@@ -86,7 +87,24 @@ static void spyre_postclose(struct drm_device *dev, struct drm_file *file)
 	kfree(sfile);
 }
 
-DEFINE_DRM_ACCEL_FOPS(spyre_accel_fops);
+/* Accel fops, plus fdinfo for the standard DRM usage statistics. */
+static const struct file_operations spyre_accel_fops = {
+	.owner = THIS_MODULE,
+	DRM_ACCEL_FOPS,
+	.show_fdinfo = drm_show_fdinfo,
+};
+
+/* drm-engine-queueN: time the file's jobs ran on each hardware queue. */
+static void spyre_show_fdinfo(struct drm_printer *p, struct drm_file *file)
+{
+	struct spyre_file *sfile = file->driver_priv;
+	int i;
+
+	for (i = 0; i < SPYRE_NUM_QUEUES; i++)
+		drm_printf(p, "drm-engine-queue%d:\t%llu ns\n", i,
+			   atomic64_read(&sfile->busy_ns[i]));
+	drm_show_memory_stats(p, file);
+}
 
 static const struct drm_driver spyre_drm_driver = {
 	.driver_features = DRIVER_GEM | DRIVER_COMPUTE_ACCEL | DRIVER_SYNCOBJ |
@@ -95,6 +113,7 @@ static const struct drm_driver spyre_drm_driver = {
 	.open = spyre_open,
 	.postclose = spyre_postclose,
 	.gem_create_object = spyre_gem_create_object,
+	.show_fdinfo = spyre_show_fdinfo,
 	.ioctls = spyre_drm_ioctls,
 	.num_ioctls = ARRAY_SIZE(spyre_drm_ioctls),
 	.name = DRIVER_NAME,
@@ -231,6 +250,9 @@ static int spyre_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		goto err_hw_fini;
 	spyre_debugfs_init(sdev);
+	ret = spyre_sysfs_init(sdev);
+	if (ret)
+		drm_warn(&sdev->drm, "no sysfs/hwmon attributes: %d\n", ret);
 
 	drm_info(&sdev->drm, "%u cores, %llu MiB device memory, interface %u.%u\n",
 		 sdev->info.num_cores, sdev->info.mem_bytes >> 20,

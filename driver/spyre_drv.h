@@ -74,6 +74,7 @@ struct spyre_file {
 	/* Protects last_fence and the order of pushes */
 	struct mutex submit_lock;
 	struct dma_fence *last_fence[SPYRE_NUM_QUEUES];
+	atomic64_t busy_ns[SPYRE_NUM_QUEUES];	/* for fdinfo */
 };
 
 #define to_spyre_device(dev) container_of(dev, struct spyre_device, drm)

@@ -148,6 +148,7 @@ static struct dma_fence *spyre_job_run(struct drm_sched_job *sched_job)
 	spyre_ring_emit(q, SPYRE_OP_FENCE, SPYRE_KERNEL_FENCE_VA + q->index * sizeof(u64),
 			q->seqno, 0);
 
+	f->start = ktime_get();
 	spin_lock_irqsave(&q->fence_lock, flags);
 	list_add_tail(&f->link, &q->inflight);
 	dma_fence_get(&f->base);	/* the inflight list's */
@@ -173,6 +174,9 @@ void spyre_queue_signal(struct spyre_queue *q)
 		if (f->base.seqno > done)
 			break;
 		list_del(&f->link);
+		if (f->sfile)
+			atomic64_add(ktime_to_ns(ktime_sub(ktime_get(), f->start)),
+				     &f->sfile->busy_ns[q->index]);
 		dma_fence_signal_locked(&f->base);
 		dma_fence_put(&f->base);
 	}

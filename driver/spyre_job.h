@@ -44,6 +44,7 @@ struct spyre_hw_fence {
 	struct spyre_queue *queue;
 	struct spyre_file *sfile;		/* banned if the job fails */
 	u32 call_index;			/* ring entry of the job's CALL */
+	ktime_t start;			/* doorbell time, for fdinfo */
 };
 
 struct spyre_job {

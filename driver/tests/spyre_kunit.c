@@ -10,7 +10,10 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 
+#include "../spyre_gem.h"
 #include "../spyre_hw.h"
+#include "../spyre_job.h"
+#include "../spyre_mmu.h"
 #include "../spyre_query.h"
 #include "uapi/drm/spyre_accel.h"
 
@@ -114,7 +117,140 @@ static struct kunit_suite spyre_hw_suite = {
 	.test_cases = spyre_hw_cases,
 };
 
-kunit_test_suites(&spyre_query_suite, &spyre_hw_suite);
+/* Each level takes its 9 bits of the 48-bit address. */
+static void mmu_pt_index_per_level(struct kunit *test)
+{
+	u64 va = (0x1aull << 39) | (0x2bull << 30) | (0x3cull << 21) | (0x4dull << 12) | 0x123;
+
+	KUNIT_EXPECT_EQ(test, spyre_pt_index(va, 0), 0x1a);
+	KUNIT_EXPECT_EQ(test, spyre_pt_index(va, 1), 0x2b);
+	KUNIT_EXPECT_EQ(test, spyre_pt_index(va, 2), 0x3c);
+	KUNIT_EXPECT_EQ(test, spyre_pt_index(va, 3), 0x4d);
+	KUNIT_EXPECT_EQ(test, spyre_pt_index(SPYRE_VA_END - 1, 0), 255);
+	KUNIT_EXPECT_EQ(test, spyre_pt_index(SPYRE_VA_END - 1, 3), 511);
+}
+
+/* Addresses share a table exactly when they share the bits above it. */
+static void mmu_pt_key_identifies_tables(struct kunit *test)
+{
+	u64 a = SPYRE_VA_START, b = a + SPYRE_HUGE_PAGE_SIZE - 1, c = a + SPYRE_HUGE_PAGE_SIZE;
+
+	KUNIT_EXPECT_EQ(test, spyre_pt_key(a, 3), spyre_pt_key(b, 3));
+	KUNIT_EXPECT_NE(test, spyre_pt_key(a, 3), spyre_pt_key(c, 3));
+	KUNIT_EXPECT_EQ(test, spyre_pt_key(a, 2), spyre_pt_key(c, 2));
+	KUNIT_EXPECT_EQ(test, spyre_pt_key(a, 1), spyre_pt_key(a + (1ull << 38), 1));
+	/* Different levels never collide, even for the same prefix value. */
+	KUNIT_EXPECT_NE(test, spyre_pt_key(0, 1), spyre_pt_key(0, 2));
+	KUNIT_EXPECT_NE(test, spyre_pt_key(SPYRE_VA_END - 1, 3), spyre_pt_key(0, 1));
+}
+
+static void mmu_pte_encoding(struct kunit *test)
+{
+	u64 pte = spyre_pte_encode(0x123456789000ull | 0xfff, true, false);
+
+	KUNIT_EXPECT_EQ(test, pte & SPYRE_PTE_ADDR_MASK, 0x123456789000ull);
+	KUNIT_EXPECT_TRUE(test, pte & SPYRE_PTE_VALID);
+	KUNIT_EXPECT_TRUE(test, pte & SPYRE_PTE_SYSTEM);
+	KUNIT_EXPECT_FALSE(test, pte & SPYRE_PTE_WRITE);
+	KUNIT_EXPECT_EQ(test, pte & SPYRE_PTE_RESERVED_MASK, 0);
+	pte = spyre_pte_encode(0x2000, false, true);
+	KUNIT_EXPECT_EQ(test, pte, 0x2000ull | SPYRE_PTE_VALID | SPYRE_PTE_WRITE);
+}
+
+static struct kunit_case spyre_mmu_cases[] = {
+	KUNIT_CASE(mmu_pt_index_per_level),
+	KUNIT_CASE(mmu_pt_key_identifies_tables),
+	KUNIT_CASE(mmu_pte_encoding),
+	{}
+};
+
+static struct kunit_suite spyre_mmu_suite = {
+	.name = "spyre_mmu",
+	.test_cases = spyre_mmu_cases,
+};
+
+#define GOOD_SUBMIT(field, value) ({							\
+	struct { u32 queue, flags; u64 commands; u32 count, bos, in; u32 out;		\
+		 u64 point, reserved; } a = { 0, 0, SPYRE_VA_START, 1, 1, 0, 0, 0, 0 };	\
+	a.field = value;								\
+	spyre_submit_check_args(a.queue, a.flags, a.commands, a.count, a.bos, a.in,	\
+				a.out, a.point, a.reserved); })
+
+static void submit_args_accepts_the_limits(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(queue, 3), 0);
+	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(count, DRM_SPYRE_MAX_SUBMIT_COMMANDS), 0);
+	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(bos, DRM_SPYRE_MAX_SUBMIT_BOS), 0);
+	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(in, DRM_SPYRE_MAX_SUBMIT_SYNCOBJS), 0);
+	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(out, 7), 0);
+	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(commands, SPYRE_VA_END - SPYRE_CMD_SIZE), 0);
+}
+
+static void submit_args_rejects_each_bad_field(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(queue, 4), -EINVAL);
+	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(flags, 1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(reserved, 1ull << 63), -EINVAL);
+	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(count, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(count, DRM_SPYRE_MAX_SUBMIT_COMMANDS + 1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(bos, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(bos, DRM_SPYRE_MAX_SUBMIT_BOS + 1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(in, DRM_SPYRE_MAX_SUBMIT_SYNCOBJS + 1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(point, 1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(commands, SPYRE_VA_START + 8), -EINVAL);
+	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(commands, 0), -EINVAL);
+	/* The buffer would run past the end of the address space. */
+	KUNIT_EXPECT_EQ(test, spyre_submit_check_args(0, 0, SPYRE_VA_END - SPYRE_CMD_SIZE, 2,
+						      1, 0, 0, 0, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(commands, ~0ull & ~63ull), -EINVAL);
+}
+
+static void bo_args_sizes_and_flags(struct kunit *test)
+{
+	const u64 mem = SZ_1G, ap = SZ_256M;
+
+	KUNIT_EXPECT_EQ(test, spyre_bo_check_create_args(1, 0, mem, ap), 0);
+	KUNIT_EXPECT_EQ(test, spyre_bo_check_create_args(SZ_16G, 0, mem, ap), 0);
+	KUNIT_EXPECT_EQ(test, spyre_bo_check_create_args(SZ_16G + 1, 0, mem, ap), -EINVAL);
+	KUNIT_EXPECT_EQ(test, spyre_bo_check_create_args(0, 0, mem, ap), -EINVAL);
+	KUNIT_EXPECT_EQ(test, spyre_bo_check_create_args(U64_MAX, 0, mem, ap), -EINVAL);
+	KUNIT_EXPECT_EQ(test, spyre_bo_check_create_args(4096, 0x8, mem, ap), -EINVAL);
+	KUNIT_EXPECT_EQ(test, spyre_bo_check_create_args(4096, DRM_SPYRE_BO_MAPPABLE, mem, ap),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, spyre_bo_check_create_args(mem, DRM_SPYRE_BO_DEVICE, mem, ap), 0);
+	KUNIT_EXPECT_EQ(test, spyre_bo_check_create_args(mem + 1, DRM_SPYRE_BO_DEVICE, mem, ap),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, spyre_bo_check_create_args(ap + 1, DRM_SPYRE_BO_DEVICE |
+							 DRM_SPYRE_BO_MAPPABLE, mem, ap), -EINVAL);
+}
+
+/* Fence errors reach user space as documented job statuses. */
+static void job_status_from_fence_error(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, spyre_job_status_from_error(0), DRM_SPYRE_JOB_STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, spyre_job_status_from_error(-EFAULT),
+			DRM_SPYRE_JOB_STATUS_MMU_FAULT);
+	KUNIT_EXPECT_EQ(test, spyre_job_status_from_error(-ETIMEDOUT),
+			DRM_SPYRE_JOB_STATUS_TIMEOUT);
+	KUNIT_EXPECT_EQ(test, spyre_job_status_from_error(-ECANCELED),
+			DRM_SPYRE_JOB_STATUS_ABORTED);
+	KUNIT_EXPECT_EQ(test, spyre_job_status_from_error(-EIO), DRM_SPYRE_JOB_STATUS_FAILED);
+}
+
+static struct kunit_case spyre_job_cases[] = {
+	KUNIT_CASE(submit_args_accepts_the_limits),
+	KUNIT_CASE(submit_args_rejects_each_bad_field),
+	KUNIT_CASE(bo_args_sizes_and_flags),
+	KUNIT_CASE(job_status_from_fence_error),
+	{}
+};
+
+static struct kunit_suite spyre_job_suite = {
+	.name = "spyre_job",
+	.test_cases = spyre_job_cases,
+};
+
+kunit_test_suites(&spyre_query_suite, &spyre_hw_suite, &spyre_mmu_suite, &spyre_job_suite);
 
 /*
  * Test-only: proves that the vm-debug suite's kernel-log scanner catches a

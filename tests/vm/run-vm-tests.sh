@@ -50,8 +50,32 @@ reload_cycle() {
 	spyre-smi
 }
 
+observability() {
+	card=$(card_pci)
+	[ "$(cat "$card/spyre/num_cores")" = 32 ] || { echo "num_cores"; return 1; }
+	[ "$(cat "$card/spyre/mem_bytes")" = "${SPYRE_EXPECT_MEM_BYTES:-1073741824}" ] ||
+		{ echo "mem_bytes $(cat "$card/spyre/mem_bytes")"; return 1; }
+	cat "$card/spyre/busy_time_ns" "$card/spyre/reset_count" > /dev/null || return 1
+	hw=$(grep -l '^spyre$' /sys/class/hwmon/*/name | head -1)
+	[ -n "$hw" ] || { echo "no spyre hwmon"; return 1; }
+	hw=$(dirname "$hw")
+	t=$(cat "$hw/temp1_input"); p=$(cat "$hw/power1_input")
+	echo "temp1_input $t power1_input $p"
+	[ "$t" -ge 30000 ] && [ "$t" -le 100000 ] && [ "$p" -ge 20000000 ] && [ "$p" -le 75000000 ]
+}
+fdinfo_keys() {
+	exec 3<>/dev/accel/accel0
+	info=$(cat /proc/$$/fdinfo/3)
+	exec 3<&-
+	echo "$info"
+	echo "$info" | grep -q "^drm-driver:.*spyre" &&
+	echo "$info" | grep -q "^drm-client-id:" &&
+	echo "$info" | grep -q "^drm-engine-queue0:" &&
+	echo "$info" | grep -q "^drm-total-memory:"
+}
+
 echo "TAP version 13"
-echo "1..10"
+echo "1..12"
 check "card is a processing accelerator" class_is_accelerator
 check "modprobe spyre loads with its Debian deps" modprobe spyre
 check "drm dependency came from the module tree" drm_loaded
@@ -59,6 +83,8 @@ check "accel node has the card as sysfs parent" node_has_card_parent
 check "probe logged the card and no self-test failure" probe_logged_card
 check "spyre-smi lists the card" smi_lists_card
 check "spyre-smi --json" smi_json
+check "sysfs facts and hwmon temperature and power" observability
+check "fdinfo has the DRM usage keys" fdinfo_keys
 check "reload cycle 1" reload_cycle
 check "reload cycle 2" reload_cycle
 check "reload cycle 3" reload_cycle
