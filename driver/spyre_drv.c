@@ -9,6 +9,7 @@
 #include <drm/drm_managed.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_gem.h>
+#include <drm/drm_gem_shmem_helper.h>
 #include <drm/drm_ioctl.h>
 #include <drm/drm_print.h>
 
@@ -113,6 +114,8 @@ static const struct drm_driver spyre_drm_driver = {
 	.open = spyre_open,
 	.postclose = spyre_postclose,
 	.gem_create_object = spyre_gem_create_object,
+	/* PRIME: host buffers import as shmem objects backed by the dma-buf. */
+	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
 	.show_fdinfo = spyre_show_fdinfo,
 	.ioctls = spyre_drm_ioctls,
 	.num_ioctls = ARRAY_SIZE(spyre_drm_ioctls),

@@ -173,8 +173,15 @@ static const struct vm_operations_struct spyre_bo_device_vm_ops = {
 	.close = drm_gem_vm_close,
 };
 
+/* Device memory has no pages to hand another device: not exportable. */
+static struct dma_buf *spyre_bo_device_export(struct drm_gem_object *obj, int flags)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
 static const struct drm_gem_object_funcs spyre_bo_device_funcs = {
 	.free = spyre_bo_device_free,
+	.export = spyre_bo_device_export,
 	.open = spyre_bo_open,
 	.close = spyre_bo_close,
 	.mmap = spyre_bo_device_mmap,

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -348,6 +349,60 @@ TEST(device_memory_exhaustion)
 	fd = open_card();
 	struct drm_spyre_bo_create again = { .size = 256 * MIB, .flags = DRM_SPYRE_BO_DEVICE };
 	EXPECT_EQ(xioctl(fd, DRM_IOCTL_SPYRE_BO_CREATE, &again), 0);
+	close(fd);
+}
+
+/* A dma-buf hands a buffer to another process, which the card then reads. */
+TEST(prime_shares_a_buffer_between_processes)
+{
+	int fd = open_card(), status;
+	struct drm_prime_handle exp = { 0 };
+	struct bo src;
+	pid_t pid;
+
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ(bo_new(fd, MIB, 0, &src), 0);
+	for (uint32_t i = 0; i < MIB / 4; i++)
+		((uint32_t *)src.map)[i] = ~i;
+	exp.handle = src.handle;
+	exp.flags = DRM_CLOEXEC | DRM_RDWR;
+	ASSERT_EQ(xioctl(fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &exp), 0);
+
+	fflush(stdout);
+	pid = fork();
+	ASSERT_TRUE(pid >= 0);
+	if (pid == 0) {
+		int cfd = open_card();
+		struct drm_prime_handle imp = { .fd = exp.fd };
+		struct drm_spyre_bo_info info = { 0 };
+		struct bo dst, cmd;
+		uint32_t so;
+
+		if (cfd < 0 || xioctl(cfd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &imp) ||
+		    bo_new(cfd, MIB, 0, &dst) || bo_new(cfd, 4096, 0, &cmd))
+			_exit(10);
+		info.handle = imp.handle;
+		if (xioctl(cfd, DRM_IOCTL_SPYRE_BO_INFO, &info) || !info.device_addr)
+			_exit(11);
+		cmd_put(cmd.map, 0, SPYRE_OP_DMA_COPY, info.device_addr, dst.va, MIB);
+		so = syncobj_new(cfd);
+		uint32_t bos[] = { imp.handle, dst.handle, cmd.handle };
+		if (submit(cfd, 0, cmd.va, 1, bos, 3, so) || syncobj_wait(cfd, so))
+			_exit(12);
+		for (uint32_t i = 0; i < MIB / 4; i++)
+			if (((uint32_t *)dst.map)[i] != ~i)
+				_exit(13);
+		_exit(0);
+	}
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(WEXITSTATUS(status), 0);
+
+	/* Device memory cannot be exported. */
+	struct bo dev;
+	ASSERT_EQ(bo_new(fd, MIB, DRM_SPYRE_BO_DEVICE | DRM_SPYRE_BO_MAPPABLE, &dev), 0);
+	exp.handle = dev.handle;
+	EXPECT_EQ(xioctl(fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &exp), -EOPNOTSUPP);
 	close(fd);
 }
 
