@@ -38,6 +38,7 @@ ENGINE_TESTS := $(ENGINE_TEST_NAMES:%=$(B)/tests/host/%) $(ENGINE_TEST_NAMES:%=$
 HOST_TESTS += $(ENGINE_TESTS)
 .SECONDARY: $(ENGINE_OBJS) $(ENGINE_SAN_OBJS)
 VM_TESTS := $(B)/tests/vm/test_query $(B)/tests/vm/test_submit $(B)/tests/vm/test_recovery \
+	$(B)/tests/vm/test_badinput $(B)/tests/vm/fuzz_ioctl \
 	$(B)/tests/vm/run-vm-tests.sh \
 	$(B)/tests/vm/dmesg-check.sh
 TEST_HDRS := tests/lib/tap.h
@@ -160,6 +161,22 @@ $(B)/tests/vm/test_query: tests/vm/test_query.c $(TEST_HDRS) $(LIB)
 $(B)/tests/vm/test_%: tests/vm/test_%.c $(TEST_HDRS) include/uapi/drm/spyre_accel.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) -Itests/lib $< -o $@
+
+$(B)/tests/vm/fuzz_ioctl: tests/vm/fuzz_ioctl.c include/uapi/drm/spyre_accel.h include/spyre_regs.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $< -o $@
+
+# The driver's ioctls under a seeded random and mutating fuzzer, in the
+# debug-kernel guest (KASAN, lockdep, kmemleak), then a kernel-log scan.
+# FUZZ_SECONDS (default 300 here) and FUZZ_SEED (default 1) choose the run.
+FUZZ_SEED ?= 1
+DRIVER_FUZZ_SECONDS := $(if $(filter command line environment,$(origin FUZZ_SECONDS)),$(FUZZ_SECONDS),300)
+.PHONY: fuzz-driver
+fuzz-driver: debug
+	scripts/vm-run.sh --kernel debug --mem-size 3G --timeout $$(( $(DRIVER_FUZZ_SECONDS) + 600 )) -- \
+		'modprobe spyre || exit 1; \
+		 /usr/share/spyre/tests/fuzz_ioctl $(FUZZ_SEED) $(DRIVER_FUZZ_SECONDS); rc=$$?; \
+		 dmesg | /usr/share/spyre/tests/dmesg-check.sh || rc=1; exit $$rc'
 
 # Engine host speed (1024^3 fp16 matmul kernel against OpenBLAS sgemm, run
 # as a child process) and the timing model's published cases.

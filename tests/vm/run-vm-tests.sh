@@ -91,6 +91,9 @@ check "reload cycle 3" reload_cycle
 
 "$T/test_query"
 "$T/test_submit"
+"$T/test_badinput"
+# The ioctl fuzzer, briefly and with a fixed seed (make fuzz-driver runs it long).
+"$T/fuzz_ioctl" 1 20
 # Recovery with a short job timeout so a hang is found in a second or two.
 rmmod spyre && modprobe spyre job_timeout_ms=1000 || echo "Bail out! cannot reload spyre"
 "$T/test_recovery"
