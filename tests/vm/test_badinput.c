@@ -991,6 +991,18 @@ TEST(submit_bad_input)
 		s.bo_count = 1;
 		CASE(0, S_RUN(), "SUBMIT bo_handles at an odd address");
 	}
+	/*
+	 * The same buffer listed twice: not among the documented errors, so the
+	 * job is accepted (listing a buffer means "the job uses it").
+	 */
+	{
+		uint32_t dup[3] = { cmd.handle, data.handle, cmd.handle };
+
+		S_RESET();
+		s.bo_handles = (uintptr_t)dup;
+		s.bo_count = 3;
+		CASE(0, S_RUN(), "SUBMIT with a handle listed twice");
+	}
 	/* A job completes: still not banned; the struct in read-only memory. */
 	{
 		uint8_t *rw = mmap(NULL, PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
