@@ -20,6 +20,9 @@
 #include "spyre_job.h"
 #include "uapi/drm/spyre_accel.h"
 
+/* The card clears this much device memory per kernel job. */
+#define SPYRE_CLEAR_CHUNK	SZ_64M
+
 /* Host buffers: bounded so a size can never overflow page arithmetic. */
 #define SPYRE_BO_MAX_HOST_SIZE	SZ_16G
 
@@ -199,10 +202,15 @@ static int spyre_bo_device_clear(struct spyre_device *sdev, struct spyre_bo *bo)
 	struct drm_mm_node va = { };
 	int ret;
 
+	u64 off;
+
 	ret = spyre_mmu_map(&sdev->kernel_ctx, &va, &backing, 0);
 	if (ret)
 		return ret;
-	ret = spyre_kernel_fill(sdev, va.start, backing.size, 0);
+	/* In pieces, so no single kernel job looks hung on a big buffer. */
+	for (off = 0; off < backing.size && !ret; off += SPYRE_CLEAR_CHUNK)
+		ret = spyre_kernel_fill(sdev, va.start + off,
+					min_t(u64, SPYRE_CLEAR_CHUNK, backing.size - off), 0);
 	spyre_mmu_unmap(&sdev->kernel_ctx, &va);
 	return ret;
 }

@@ -289,7 +289,14 @@ static enum drm_gpu_sched_stat spyre_job_timedout(struct drm_sched_job *sched_jo
 	struct spyre_job *job = to_spyre_job(sched_job);
 	struct drm_gpu_scheduler *sched = sched_job->sched;
 	struct spyre_queue *q = job->queue;
-	u32 completed = spyre_rd32(q->sdev, SPYRE_REG_QUEUE(q->index) + SPYRE_QREG_COMPLETED_LO);
+	u32 completed;
+	int idx;
+
+	/* The card is gone: its jobs were failed at remove. */
+	if (!drm_dev_enter(&q->sdev->drm, &idx))
+		return DRM_GPU_SCHED_STAT_ENODEV;
+	completed = spyre_rd32(q->sdev, SPYRE_REG_QUEUE(q->index) + SPYRE_QREG_COMPLETED_LO);
+	drm_dev_exit(idx);
 
 	/* Still moving: the job is long, not hung.  Give it back its place. */
 	if (completed != q->last_completed) {
@@ -496,7 +503,7 @@ static int spyre_submit_add_syncobjs(struct spyre_job *job, struct drm_file *fil
 
 /* Make the job wait for its buffers' users, then publish its fence on them. */
 static int spyre_submit_attach(struct spyre_job *job, struct drm_syncobj *out,
-			       struct dma_fence_chain *chain, u64 point)
+			       struct dma_fence_chain *chain, u64 point, u64 *job_id)
 {
 	struct spyre_file *sfile = job->sfile;
 	struct ww_acquire_ctx ticket;
@@ -506,14 +513,14 @@ static int spyre_submit_attach(struct spyre_job *job, struct drm_syncobj *out,
 
 	ret = drm_gem_lock_reservations(job->bos, job->bo_count, &ticket);
 	if (ret)
-		return ret;
+		return ret == -EALREADY ? -EINVAL : ret;	/* a handle listed twice */
 	for (i = 0; i < job->bo_count; i++) {
 		ret = dma_resv_reserve_fences(job->bos[i]->resv, 1);
 		if (ret)
-			goto out_unlock;
+			goto err_unlock;
 		ret = drm_sched_job_add_implicit_dependencies(&job->base, job->bos[i], true);
 		if (ret)
-			goto out_unlock;
+			goto err_unlock;
 	}
 
 	mutex_lock(&sfile->submit_lock);
@@ -521,6 +528,9 @@ static int spyre_submit_attach(struct spyre_job *job, struct drm_syncobj *out,
 	fence = &job->base.s_fence->finished;
 	for (i = 0; i < job->bo_count; i++)
 		dma_resv_add_fence(job->bos[i]->resv, fence, DMA_RESV_USAGE_WRITE);
+	/* Once pushed the job may finish and be freed: unlock first. */
+	drm_gem_unlock_reservations(job->bos, job->bo_count, &ticket);
+	*job_id = fence->seqno;
 	dma_fence_put(sfile->last_fence[job->queue->index]);
 	sfile->last_fence[job->queue->index] = dma_fence_get(fence);
 	if (out && point)
@@ -529,8 +539,9 @@ static int spyre_submit_attach(struct spyre_job *job, struct drm_syncobj *out,
 		drm_syncobj_replace_fence(out, fence);
 	drm_sched_entity_push_job(&job->base);
 	mutex_unlock(&sfile->submit_lock);
+	return 0;
 
-out_unlock:
+err_unlock:
 	drm_gem_unlock_reservations(job->bos, job->bo_count, &ticket);
 	return ret;
 }
@@ -638,11 +649,10 @@ int spyre_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file
 	ret = spyre_submit_add_syncobjs(job, file, args->in_syncobjs, args->in_syncobj_count);
 	if (ret)
 		goto err_cleanup_job;
-	ret = spyre_submit_attach(job, out, chain, args->out_syncobj_point);
+	ret = spyre_submit_attach(job, out, chain, args->out_syncobj_point, &args->job_id);
 	if (ret)
 		goto err_cleanup_job;
 
-	args->job_id = job->base.s_fence->finished.seqno;
 	if (out)
 		drm_syncobj_put(out);
 	return 0;

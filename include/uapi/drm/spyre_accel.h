@@ -131,7 +131,7 @@ struct drm_spyre_bo_info {
 	__u64 mmap_offset;
 };
 
-#define DRM_SPYRE_MAX_SUBMIT_BOS	4096
+#define DRM_SPYRE_MAX_SUBMIT_BOS	1024
 #define DRM_SPYRE_MAX_SUBMIT_SYNCOBJS	256
 #define DRM_SPYRE_MAX_SUBMIT_COMMANDS	65536
 #define DRM_SPYRE_NUM_QUEUES		4
