@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "spyre_regs.h"
+#include "spyre_vm.h"
 #include "tap.h"
 #include "uapi/drm/spyre_accel.h"
 
@@ -83,17 +84,6 @@ static const char *errname(int e)
 	return b;
 }
 
-static int xioctl(int fd, unsigned long req, void *arg)
-{
-	int ret;
-
-	do {
-		ret = ioctl(fd, req, arg);
-	} while (ret == -1 && (errno == EINTR || errno == EAGAIN));
-	return ret ? -errno : 0;
-}
-
-/* The same, with the argument pointer given as a number. */
 static int xioctl_at(int fd, unsigned long req, uint64_t addr)
 {
 	return xioctl(fd, req, (void *)(uintptr_t)addr);
@@ -164,36 +154,14 @@ static void *straddle(size_t size)
 	return edge + PG - size + 1;
 }
 
-struct bo {
-	uint32_t handle;
-	uint64_t va;
-	uint64_t size;
-	void *map;
-};
-
-static int bo_new(int fd, uint64_t size, uint32_t flags, struct bo *bo)
+/* Buffers this test maps are noted so that they can be unmapped later. */
+static int bo_new_noted(int fd, uint64_t size, uint32_t flags, struct bo *bo)
 {
-	struct drm_spyre_bo_create c = { .size = size, .flags = flags };
-	struct drm_spyre_bo_info i = { 0 };
-	int ret = xioctl(fd, DRM_IOCTL_SPYRE_BO_CREATE, &c);
+	int ret = bo_new(fd, size, flags, bo);
 
-	memset(bo, 0, sizeof(*bo));
-	if (ret)
-		return ret;
-	i.handle = c.handle;
-	ret = xioctl(fd, DRM_IOCTL_SPYRE_BO_INFO, &i);
-	if (ret)
-		return ret;
-	bo->handle = c.handle;
-	bo->va = c.device_addr;
-	bo->size = i.size;
-	if ((flags & DRM_SPYRE_BO_DEVICE) && !(flags & DRM_SPYRE_BO_MAPPABLE))
-		return 0;
-	bo->map = mmap(NULL, i.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, i.mmap_offset);
-	if (bo->map == MAP_FAILED)
-		return -errno;
-	map_note(fd, bo->map, i.size);
-	return 0;
+	if (!ret && bo->map)
+		map_note(fd, bo->map, bo->size);
+	return ret;
 }
 
 static int gem_close(int fd, uint32_t handle)
@@ -212,17 +180,6 @@ static uint32_t closed_handle(int fd)
 		return 0;
 	gem_close(fd, c.handle);
 	return c.handle;
-}
-
-static void cmd_put(void *buf, int idx, uint8_t op, uint64_t a0, uint64_t a1, uint64_t a2)
-{
-	uint8_t *c = (uint8_t *)buf + idx * SPYRE_CMD_SIZE;
-
-	memset(c, 0, SPYRE_CMD_SIZE);
-	c[0] = op;
-	memcpy(c + 8, &a0, 8);
-	memcpy(c + 16, &a1, 8);
-	memcpy(c + 24, &a2, 8);
 }
 
 static uint32_t syncobj_new(int fd, uint32_t flags)
@@ -326,8 +283,8 @@ static int good_copy(uint32_t queue)
 
 	if (fd < 0)
 		return -errno;
-	if ((ret = bo_new(fd, 64 * KIB, 0, &src)) || (ret = bo_new(fd, 64 * KIB, 0, &dst)) ||
-	    (ret = bo_new(fd, PG, 0, &cmd)))
+	if ((ret = bo_new_noted(fd, 64 * KIB, 0, &src)) || (ret = bo_new_noted(fd, 64 * KIB, 0, &dst)) ||
+	    (ret = bo_new_noted(fd, PG, 0, &cmd)))
 		goto out;
 	for (uint32_t i = 0; i < 64 * KIB / 4; i++)
 		((uint32_t *)src.map)[i] = i * 2654435761u ^ queue;
@@ -582,9 +539,9 @@ TEST(bo_info_bad_input)
 
 	ASSERT_TRUE(fd >= 0 && fd2 >= 0);
 	setup_memory();
-	ASSERT_EQ(bo_new(fd, PG, 0, &bo), 0);
+	ASSERT_EQ(bo_new_noted(fd, PG, 0, &bo), 0);
 	for (int k = 0; k < 3; k++)
-		ASSERT_EQ(bo_new(fd2, PG, 0, &other[k]), 0);
+		ASSERT_EQ(bo_new_noted(fd2, PG, 0, &other[k]), 0);
 	uint32_t closed = closed_handle(fd);
 	const uint32_t bad_handles[] = { 0, 0x7fffffff, 0xffffffff, 0x10000, closed,
 					 other[2].handle };
@@ -663,11 +620,11 @@ TEST(bo_wait_bad_input)
 
 	ASSERT_TRUE(fd >= 0 && fd2 >= 0);
 	setup_memory();
-	ASSERT_EQ(bo_new(fd, PG, 0, &bo), 0);
-	ASSERT_EQ(bo_new(fd, PG, 0, &flag), 0);
-	ASSERT_EQ(bo_new(fd, PG, 0, &cmd), 0);
+	ASSERT_EQ(bo_new_noted(fd, PG, 0, &bo), 0);
+	ASSERT_EQ(bo_new_noted(fd, PG, 0, &flag), 0);
+	ASSERT_EQ(bo_new_noted(fd, PG, 0, &cmd), 0);
 	for (int k = 0; k < 3; k++)
-		ASSERT_EQ(bo_new(fd2, PG, 0, &other[k]), 0);
+		ASSERT_EQ(bo_new_noted(fd2, PG, 0, &other[k]), 0);
 	int64_t later = now_ns() + 10 * 1000000000ll;
 #define W_RESET()									\
 	do {										\
@@ -681,7 +638,7 @@ TEST(bo_wait_bad_input)
 	/* other[2] is handle 3 in fd2; make fd2 hold a handle fd does not. */
 	struct bo extra[3];
 	for (int k = 0; k < 3; k++)
-		bo_new(fd2, PG, 0, &extra[k]);
+		bo_new_noted(fd2, PG, 0, &extra[k]);
 	for (unsigned k = 0; k < 5; k++) {
 		W_RESET();
 		w.handle = bad_handles[k];
@@ -750,11 +707,11 @@ TEST(submit_bad_input)
 
 	ASSERT_TRUE(fd >= 0 && fd2 >= 0);
 	setup_memory();
-	ASSERT_EQ(bo_new(fd, PG, 0, &cmd), 0);
-	ASSERT_EQ(bo_new(fd, PG, 0, &data), 0);
-	ASSERT_EQ(bo_new(fd, PG, 0, &unlisted), 0);
+	ASSERT_EQ(bo_new_noted(fd, PG, 0, &cmd), 0);
+	ASSERT_EQ(bo_new_noted(fd, PG, 0, &data), 0);
+	ASSERT_EQ(bo_new_noted(fd, PG, 0, &unlisted), 0);
 	for (int k = 0; k < 4; k++)	/* fd2's buffers: handles and addresses fd lacks */
-		ASSERT_EQ(bo_new(fd2, 2 * MIB, 0, &other[k]), 0);
+		ASSERT_EQ(bo_new_noted(fd2, 2 * MIB, 0, &other[k]), 0);
 	memset(cmd.map, 0, PG);		/* NOPs */
 	so = syncobj_new(fd, 0);
 	so_tl = syncobj_new(fd, 0);
@@ -862,7 +819,7 @@ TEST(submit_bad_input)
 		uint32_t hh[2];
 
 		for (int k = 0; k < 4; k++)
-			bo_new(fd2, PG, 0, &more);
+			bo_new_noted(fd2, PG, 0, &more);
 		hh[0] = cmd.handle;
 		hh[1] = more.handle;
 		S_RESET();
@@ -931,7 +888,7 @@ TEST(submit_bad_input)
 		     "SUBMIT argument at 0x%llx", (unsigned long long)bad_arg[k]);
 
 	/* Limits that are valid: 65536 commands, 4096 buffers, 256 syncobjs. */
-	ASSERT_EQ(bo_new(fd, (uint64_t)DRM_SPYRE_MAX_SUBMIT_COMMANDS * SPYRE_CMD_SIZE, 0, &big), 0);
+	ASSERT_EQ(bo_new_noted(fd, (uint64_t)DRM_SPYRE_MAX_SUBMIT_COMMANDS * SPYRE_CMD_SIZE, 0, &big), 0);
 	memset(big.map, 0, big.size);
 	S_RESET();
 	s.commands = big.va;
@@ -1041,9 +998,9 @@ TEST(failing_jobs_ban_the_file)
 		uint32_t st = 99, n = 1;
 
 		ASSERT_TRUE(fd >= 0);
-		ASSERT_EQ(bo_new(fd, PG, 0, &buf), 0);
-		ASSERT_EQ(bo_new(fd, PG, DRM_SPYRE_BO_READ_ONLY, &ro), 0);
-		ASSERT_EQ(bo_new(fd, PG, 0, &cmd), 0);
+		ASSERT_EQ(bo_new_noted(fd, PG, 0, &buf), 0);
+		ASSERT_EQ(bo_new_noted(fd, PG, DRM_SPYRE_BO_READ_ONLY, &ro), 0);
+		ASSERT_EQ(bo_new_noted(fd, PG, 0, &cmd), 0);
 		switch (k) {
 		case 0: cmd_put(cmd.map, 0, SPYRE_OP_DMA_COPY, buf.va + PG, buf.va, 64); break;
 		case 1: cmd_put(cmd.map, 0, SPYRE_OP_DMA_COPY, buf.va, ro.va, 64); break;
@@ -1086,9 +1043,9 @@ TEST(drm_core_ioctls_bad_input)
 	struct drm_gem_close gc;
 
 	ASSERT_TRUE(fd >= 0 && fd2 >= 0);
-	ASSERT_EQ(bo_new(fd, PG, 0, &bo), 0);
+	ASSERT_EQ(bo_new_noted(fd, PG, 0, &bo), 0);
 	for (int k = 0; k < 4; k++)
-		ASSERT_EQ(bo_new(fd2, PG, 0, &other[k]), 0);
+		ASSERT_EQ(bo_new_noted(fd2, PG, 0, &other[k]), 0);
 	uint32_t closed = closed_handle(fd);
 	const struct { uint32_t h; const char *why; } bad_h[] = {
 		{ 0, "0" }, { 0x7fffffff, "0x7fffffff" }, { ~0u, "~0" }, { closed, "closed" },
@@ -1224,7 +1181,7 @@ static int process_b(struct secret_msg m)
 			if (fd < 0)
 				return 101;
 		}
-		if (bo_new(fd, PG, 0, &mine) || bo_new(fd, PG, 0, &cmd))
+		if (bo_new_noted(fd, PG, 0, &mine) || bo_new_noted(fd, PG, 0, &cmd))
 			return 102;
 		if ((m.va >= mine.va && m.va < mine.va + 2 * PG) ||
 		    (m.va >= cmd.va && m.va < cmd.va + 2 * PG)) {
@@ -1297,10 +1254,10 @@ TEST(two_processes_cannot_reach_each_other)
 	ASSERT_TRUE(b_checks != MAP_FAILED);
 	*b_checks = 0;
 	/* Put A's secret above where B's few small buffers will go. */
-	ASSERT_EQ(bo_new(fd, 2 * MIB, 0, &pad), 0);
-	ASSERT_EQ(bo_new(fd, 4 * PG, 0, &pad), 0);
-	ASSERT_EQ(bo_new(fd, PG, 0, &secret), 0);
-	ASSERT_EQ(bo_new(fd, PG, 0, &cmd), 0);
+	ASSERT_EQ(bo_new_noted(fd, 2 * MIB, 0, &pad), 0);
+	ASSERT_EQ(bo_new_noted(fd, 4 * PG, 0, &pad), 0);
+	ASSERT_EQ(bo_new_noted(fd, PG, 0, &secret), 0);
+	ASSERT_EQ(bo_new_noted(fd, PG, 0, &cmd), 0);
 	memset(secret.map, SECRET, PG);
 	uint32_t so = syncobj_new(fd, 0);
 	ASSERT_EQ(pipe(pipefd), 0);
@@ -1333,7 +1290,7 @@ TEST(two_processes_cannot_reach_each_other)
 		intact &= ((uint8_t *)secret.map)[k] == SECRET;
 	CASE(1, intact, "A's buffer unchanged after B's attempts");
 	/* And A's file still works with it. */
-	ASSERT_EQ(bo_new(fd, PG, 0, &pad), 0);
+	ASSERT_EQ(bo_new_noted(fd, PG, 0, &pad), 0);
 	cmd_put(cmd.map, 0, SPYRE_OP_DMA_COPY, secret.va, pad.va, PG);
 	uint32_t bos[] = { secret.handle, pad.handle, cmd.handle };
 	CASE(0, submit(fd, 1, cmd.va, 1, bos, 3, so), "A: submit after B's attempts");
@@ -1351,8 +1308,8 @@ TEST(prime_export_fails_cleanly_or_shares)
 	int ret;
 
 	ASSERT_TRUE(fd >= 0 && fd2 >= 0);
-	ASSERT_EQ(bo_new(fd, PG, 0, &a), 0);
-	ASSERT_EQ(bo_new(fd, PG, DRM_SPYRE_BO_DEVICE, &dev), 0);
+	ASSERT_EQ(bo_new_noted(fd, PG, 0, &a), 0);
+	ASSERT_EQ(bo_new_noted(fd, PG, DRM_SPYRE_BO_DEVICE, &dev), 0);
 	memset(a.map, 0x77, PG);
 	memset(&p, 0, sizeof(p));
 	p.handle = a.handle;
@@ -1373,8 +1330,8 @@ TEST(prime_export_fails_cleanly_or_shares)
 		     "PRIME_FD_TO_HANDLE into another file");
 		struct drm_spyre_bo_info i = { .handle = imp.handle };
 		CASE(0, xioctl(fd2, DRM_IOCTL_SPYRE_BO_INFO, &i), "BO_INFO of the imported buffer");
-		ASSERT_EQ(bo_new(fd2, PG, 0, &mine), 0);
-		ASSERT_EQ(bo_new(fd2, PG, 0, &cmd), 0);
+		ASSERT_EQ(bo_new_noted(fd2, PG, 0, &mine), 0);
+		ASSERT_EQ(bo_new_noted(fd2, PG, 0, &cmd), 0);
 		memset(mine.map, 0, PG);
 		cmd_put(cmd.map, 0, SPYRE_OP_DMA_COPY, i.device_addr, mine.va, PG);
 		uint32_t bos[] = { imp.handle, mine.handle, cmd.handle };

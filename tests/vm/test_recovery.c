@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "spyre_regs.h"
+#include "spyre_vm.h"
 #include "tap.h"
 #include "uapi/drm/spyre_accel.h"
 
@@ -25,49 +26,6 @@
 /* The card's node; a rebind while old mappings live may give a new minor. */
 static char card_path[64] = "/dev/accel/accel0";
 #define WORKER_JOBS	20
-
-static int xioctl(int fd, unsigned long req, void *arg)
-{
-	int ret;
-
-	do {
-		ret = ioctl(fd, req, arg);
-	} while (ret == -1 && (errno == EINTR || errno == EAGAIN));
-	return ret ? -errno : 0;
-}
-
-struct bo {
-	uint32_t handle;
-	uint64_t va;
-	void *map;
-};
-
-static int bo_new(int fd, uint64_t size, struct bo *bo)
-{
-	struct drm_spyre_bo_create c = { .size = size };
-	struct drm_spyre_bo_info i = { 0 };
-
-	if (xioctl(fd, DRM_IOCTL_SPYRE_BO_CREATE, &c))
-		return -1;
-	i.handle = c.handle;
-	if (xioctl(fd, DRM_IOCTL_SPYRE_BO_INFO, &i))
-		return -1;
-	bo->handle = c.handle;
-	bo->va = c.device_addr;
-	bo->map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, i.mmap_offset);
-	return bo->map == MAP_FAILED ? -1 : 0;
-}
-
-static void put_copy(void *cmd, uint64_t src, uint64_t dst, uint64_t n)
-{
-	uint8_t *c = cmd;
-
-	memset(c, 0, SPYRE_CMD_SIZE);
-	c[0] = SPYRE_OP_DMA_COPY;
-	memcpy(c + 8, &src, 8);
-	memcpy(c + 16, &dst, 8);
-	memcpy(c + 24, &n, 8);
-}
 
 /* Submit one copy and wait for it; returns the job status or -errno. */
 static int run_copy(int fd, uint32_t queue, struct bo *src, struct bo *dst, struct bo *cmd)
@@ -81,7 +39,7 @@ static int run_copy(int fd, uint32_t queue, struct bo *src, struct bo *dst, stru
 	struct timespec ts;
 	int ret;
 
-	put_copy(cmd->map, src->va, dst->va, JOB_BYTES);
+	cmd_put(cmd->map, 0, SPYRE_OP_DMA_COPY, src->va, dst->va, JOB_BYTES);
 	ret = xioctl(fd, DRM_IOCTL_SPYRE_SUBMIT, &s);
 	if (ret)
 		return ret;
@@ -97,8 +55,8 @@ static int worker(uint32_t queue)
 	int fd = open(card_path, O_RDWR | O_CLOEXEC);
 	struct bo src, dst, cmd;
 
-	if (fd < 0 || bo_new(fd, JOB_BYTES, &src) || bo_new(fd, JOB_BYTES, &dst) ||
-	    bo_new(fd, 4096, &cmd))
+	if (fd < 0 || bo_new(fd, JOB_BYTES, 0, &src) || bo_new(fd, JOB_BYTES, 0, &dst) ||
+	    bo_new(fd, 4096, 0, &cmd))
 		return 10;
 	for (int j = 0; j < WORKER_JOBS; j++) {
 		uint32_t *s = src.map;
@@ -146,9 +104,9 @@ TEST(hung_job_is_recovered_while_others_complete)
 	pid_t pids[3];
 
 	ASSERT_TRUE(fd >= 0);
-	ASSERT_EQ(bo_new(fd, JOB_BYTES, &src), 0);
-	ASSERT_EQ(bo_new(fd, JOB_BYTES, &dst), 0);
-	ASSERT_EQ(bo_new(fd, 4096, &cmd), 0);
+	ASSERT_EQ(bo_new(fd, JOB_BYTES, 0, &src), 0);
+	ASSERT_EQ(bo_new(fd, JOB_BYTES, 0, &dst), 0);
+	ASSERT_EQ(bo_new(fd, 4096, 0, &cmd), 0);
 
 	fflush(stdout);
 	for (int i = 0; i < 3; i++) {
@@ -194,8 +152,8 @@ static int busy_until_gone(uint32_t queue)
 	int fd = open("/dev/accel/accel0", O_RDWR | O_CLOEXEC), n = 0;
 	struct bo src, dst, cmd;
 
-	if (fd < 0 || bo_new(fd, JOB_BYTES, &src) || bo_new(fd, JOB_BYTES, &dst) ||
-	    bo_new(fd, 4096, &cmd))
+	if (fd < 0 || bo_new(fd, JOB_BYTES, 0, &src) || bo_new(fd, JOB_BYTES, 0, &dst) ||
+	    bo_new(fd, 4096, 0, &cmd))
 		return 10;
 	while (run_copy(fd, queue, &src, &dst, &cmd) == DRM_SPYRE_JOB_STATUS_SUCCESS)
 		n++;

@@ -15,61 +15,15 @@
 #include <unistd.h>
 
 #include "spyre_regs.h"
+#include "spyre_vm.h"
 #include "tap.h"
 #include "uapi/drm/spyre_accel.h"
 
 #define MIB (1u << 20)
 
-static int xioctl(int fd, unsigned long req, void *arg)
-{
-	int ret;
-
-	do {
-		ret = ioctl(fd, req, arg);
-	} while (ret == -1 && (errno == EINTR || errno == EAGAIN));
-	return ret ? -errno : 0;
-}
-
 static int open_card(void)
 {
 	return open("/dev/accel/accel0", O_RDWR | O_CLOEXEC);
-}
-
-struct bo {
-	uint32_t handle;
-	uint64_t va;
-	uint64_t size;
-	void *map;
-};
-
-static int bo_new(int fd, uint64_t size, uint32_t flags, struct bo *bo)
-{
-	struct drm_spyre_bo_create c = { .size = size, .flags = flags };
-	struct drm_spyre_bo_info i = { 0 };
-	int ret = xioctl(fd, DRM_IOCTL_SPYRE_BO_CREATE, &c);
-
-	if (ret)
-		return ret;
-	i.handle = c.handle;
-	ret = xioctl(fd, DRM_IOCTL_SPYRE_BO_INFO, &i);
-	if (ret)
-		return ret;
-	bo->handle = c.handle;
-	bo->va = c.device_addr;
-	bo->size = i.size;
-	bo->map = mmap(NULL, i.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, i.mmap_offset);
-	return bo->map == MAP_FAILED ? -errno : 0;
-}
-
-static void cmd_put(void *buf, int idx, uint8_t op, uint64_t a0, uint64_t a1, uint64_t a2)
-{
-	uint8_t *c = (uint8_t *)buf + idx * SPYRE_CMD_SIZE;
-
-	memset(c, 0, SPYRE_CMD_SIZE);
-	c[0] = op;
-	memcpy(c + 8, &a0, 8);
-	memcpy(c + 16, &a1, 8);
-	memcpy(c + 24, &a2, 8);
 }
 
 static uint32_t syncobj_new(int fd)

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers shared by the guest selftests: the ioctl wrapper, buffers and
+ * the card's command encoding.  Header-only, like tests/lib/tap.h.
+ */
+#ifndef SPYRE_VM_H
+#define SPYRE_VM_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+
+#include "spyre_regs.h"
+#include "uapi/drm/spyre_accel.h"
+
+/* ioctl returning -errno, retrying on EINTR/EAGAIN as libdrm does. */
+static inline int xioctl(int fd, unsigned long req, void *arg)
+{
+	int ret;
+
+	do {
+		ret = ioctl(fd, req, arg);
+	} while (ret == -1 && (errno == EINTR || errno == EAGAIN));
+	return ret ? -errno : 0;
+}
+
+struct bo {
+	uint32_t handle;
+	uint64_t va;		/* device address in the creating file */
+	uint64_t size;
+	void *map;		/* NULL for device memory the CPU cannot see */
+};
+
+/* Create a buffer, learn its address and map it when the CPU can. */
+static inline int bo_new(int fd, uint64_t size, uint32_t flags, struct bo *bo)
+{
+	struct drm_spyre_bo_create c = { .size = size, .flags = flags };
+	struct drm_spyre_bo_info i = { 0 };
+	int ret = xioctl(fd, DRM_IOCTL_SPYRE_BO_CREATE, &c);
+
+	memset(bo, 0, sizeof(*bo));
+	if (ret)
+		return ret;
+	i.handle = c.handle;
+	ret = xioctl(fd, DRM_IOCTL_SPYRE_BO_INFO, &i);
+	if (ret)
+		return ret;
+	bo->handle = c.handle;
+	bo->va = c.device_addr;
+	bo->size = i.size;
+	if ((flags & DRM_SPYRE_BO_DEVICE) && !(flags & DRM_SPYRE_BO_MAPPABLE))
+		return 0;
+	bo->map = mmap(NULL, i.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, i.mmap_offset);
+	if (bo->map == MAP_FAILED) {
+		bo->map = NULL;
+		return -errno;
+	}
+	return 0;
+}
+
+/* Command idx of a command buffer: opcode and the first three arguments. */
+static inline void cmd_put(void *buf, int idx, uint8_t op, uint64_t a0, uint64_t a1,
+			   uint64_t a2)
+{
+	uint8_t *c = (uint8_t *)buf + idx * SPYRE_CMD_SIZE;
+
+	memset(c, 0, SPYRE_CMD_SIZE);
+	c[SPYRE_CMD_OFF_OPCODE] = op;
+	memcpy(c + SPYRE_CMD_OFF_ARGS, &a0, 8);
+	memcpy(c + SPYRE_CMD_OFF_ARGS + 8, &a1, 8);
+	memcpy(c + SPYRE_CMD_OFF_ARGS + 16, &a2, 8);
+}
+
+#endif /* SPYRE_VM_H */
