@@ -54,8 +54,8 @@ static uint32_t spyre_launch_status(int engine_status, uint32_t mem_status)
     case SPYRE_ENGINE_OK:
         return SPYRE_CMD_STATUS_SUCCESS;
     case SPYRE_ENGINE_E_MEMORY:
-        return mem_status != SPYRE_CMD_STATUS_SUCCESS ? mem_status
-                                                      : SPYRE_CMD_STATUS_DMA_ERROR;
+        return mem_status != SPYRE_CMD_STATUS_SUCCESS ?
+               mem_status : SPYRE_CMD_STATUS_DMA_ERROR;
     case SPYRE_ENGINE_E_DEADLOCK:
         return SPYRE_CMD_STATUS_DEADLOCK;
     case SPYRE_ENGINE_E_ADDRESS:
@@ -176,7 +176,8 @@ uint32_t spyre_cmd_launch(SpyreExec *e, const uint64_t *args)
         rc = spyre_program_run(prog, kargs, nargs, &mem, &st, &err);
         spyre_program_free(prog);
     }
-    trace_spyre_launch(e->q->index, rc, rc == SPYRE_ENGINE_OK ? st.device_ns : 0);
+    trace_spyre_launch(e->q->index, rc,
+                       rc == SPYRE_ENGINE_OK ? st.device_ns : 0);
     if (rc != SPYRE_ENGINE_OK) {
         if (rc != SPYRE_ENGINE_E_MEMORY) {
             qemu_log_mask(LOG_GUEST_ERROR, "spyre: queue %d: LAUNCH failed: "

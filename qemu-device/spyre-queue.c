@@ -58,8 +58,8 @@ static int spyre_dma_next_locked(SpyreState *s)
         SpyreQueue *q = &s->queues[(s->dma_last + i) % SPYRE_NUM_QUEUES];
 
         if (q->dma_waiting &&
-            (best < 0 ||
-             spyre_queue_priority(q) > spyre_queue_priority(&s->queues[best]))) {
+            (best < 0 || spyre_queue_priority(q) >
+                         spyre_queue_priority(&s->queues[best]))) {
             best = q->index;
         }
     }
