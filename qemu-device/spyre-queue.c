@@ -75,11 +75,11 @@ static bool spyre_dma_acquire(SpyreExec *e)
     q->dma_waiting = true;
     while (!spyre_exec_aborted(e) &&
            (s->dma_owner >= 0 || spyre_dma_next_locked(s) != q->index)) {
-        qemu_cond_wait(&s->cond, &s->lock);
+        qemu_cond_wait(&s->dma_cond, &s->lock);
     }
     q->dma_waiting = false;
     if (spyre_exec_aborted(e)) {
-        qemu_cond_broadcast(&s->cond);
+        qemu_cond_broadcast(&s->dma_cond);
         qemu_mutex_unlock(&s->lock);
         return false;
     }
@@ -91,6 +91,7 @@ static bool spyre_dma_acquire(SpyreExec *e)
 static void spyre_dma_release(SpyreExec *e, uint64_t bytes, int64_t ns)
 {
     SpyreState *s = e->s;
+    int i;
 
     qemu_mutex_lock(&s->lock);
     s->dma_owner = -1;
@@ -99,7 +100,13 @@ static void spyre_dma_release(SpyreExec *e, uint64_t bytes, int64_t ns)
         s->bytes_moved += bytes;
         s->dma_busy_ns += ns;
     }
-    qemu_cond_broadcast(&s->cond);
+    /* Wake only the queues waiting for the engine, and only if any. */
+    for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
+        if (s->queues[i].dma_waiting) {
+            qemu_cond_broadcast(&s->dma_cond);
+            break;
+        }
+    }
     qemu_mutex_unlock(&s->lock);
 }
 
@@ -584,6 +591,7 @@ void spyre_queues_stop(SpyreState *s)
     qemu_mutex_lock(&s->lock);
     s->stopping = true;
     qemu_cond_broadcast(&s->cond);
+    qemu_cond_broadcast(&s->dma_cond);
     qemu_mutex_unlock(&s->lock);
     /* A worker may be waiting for the BQL inside a DMA to MMIO. */
     qemu_mutex_unlock_iothread();

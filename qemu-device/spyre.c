@@ -507,6 +507,7 @@ static void spyre_reset_locked(SpyreState *s)
         q->dma_error_countdown = -1;
     }
     qemu_cond_broadcast(&s->cond);
+    qemu_cond_broadcast(&s->dma_cond);
 }
 
 static void spyre_queue_write(SpyreState *s, SpyreQueue *q, hwaddr addr,
@@ -900,6 +901,7 @@ static void spyre_realize(PCIDevice *pdev, Error **errp)
 
     qemu_mutex_init(&s->lock);
     qemu_cond_init(&s->cond);
+    qemu_cond_init(&s->dma_cond);
     s->irq_bh = qemu_bh_new_guarded(spyre_irq_bh, s,
                                     &DEVICE(pdev)->mem_reentrancy_guard);
     s->dma_owner = -1;
@@ -914,6 +916,7 @@ static void spyre_exit(PCIDevice *pdev)
     spyre_queues_stop(s);
     qemu_bh_delete(s->irq_bh);
     qemu_cond_destroy(&s->cond);
+    qemu_cond_destroy(&s->dma_cond);
     qemu_mutex_destroy(&s->lock);
     msix_uninit(pdev, &s->bar0, &s->bar0);
 }

@@ -75,7 +75,8 @@ struct SpyreState {
     uint32_t scratchpad_size;
 
     QemuMutex lock;
-    QemuCond cond;          /* queue work, reset progress, DMA engine, WAIT */
+    QemuCond cond;          /* queue work, reset progress, WAIT */
+    QemuCond dma_cond;      /* the DMA engine became free */
     QEMUBH *irq_bh;
     uint32_t irq_vectors;   /* vectors the bottom half must signal */
     uint64_t generation;    /* bumped by reset: older commands are aborted */

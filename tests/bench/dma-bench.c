@@ -36,7 +36,7 @@
 #define HOST_DST	0x0c000000ull
 #define VA_HOST		0x0000100000000000ull
 #define VA_DEV		0x0000200000000000ull
-#define REPEAT		5
+#define REPEAT		10
 
 static FILE *qtx, *qrx;
 static pid_t qemu_pid = -1;
