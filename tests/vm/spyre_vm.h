@@ -73,4 +73,16 @@ static inline void cmd_put(void *buf, int idx, uint8_t op, uint64_t a0, uint64_t
 	memcpy(c + SPYRE_CMD_OFF_ARGS + 16, &a2, 8);
 }
 
+/* Submit n commands at cmds on a queue, with its buffers and an out syncobj. */
+static inline int submit(int fd, uint32_t queue, uint64_t cmds, uint32_t n,
+			 const uint32_t *bos, uint32_t nbos, uint32_t out)
+{
+	struct drm_spyre_submit s = {
+		.queue = queue, .commands = cmds, .command_count = n,
+		.bo_handles = (uintptr_t)bos, .bo_count = nbos, .out_syncobj = out,
+	};
+
+	return xioctl(fd, DRM_IOCTL_SPYRE_SUBMIT, &s);
+}
+
 #endif /* SPYRE_VM_H */

@@ -226,17 +226,6 @@ static int bo_wait(int fd, uint32_t handle, uint32_t *status)
 	return ret;
 }
 
-static int submit(int fd, uint32_t queue, uint64_t cmds, uint32_t n, const uint32_t *bos,
-		  uint32_t nbos, uint32_t out)
-{
-	struct drm_spyre_submit s = {
-		.queue = queue, .commands = cmds, .command_count = n,
-		.bo_handles = (uintptr_t)bos, .bo_count = nbos, .out_syncobj = out,
-	};
-
-	return xioctl(fd, DRM_IOCTL_SPYRE_SUBMIT, &s);
-}
-
 static uint64_t g_mem_bytes;
 
 static uint64_t mem_bytes(int fd)

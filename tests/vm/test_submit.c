@@ -45,17 +45,6 @@ static int syncobj_wait(int fd, uint32_t h)
 	return xioctl(fd, DRM_IOCTL_SYNCOBJ_WAIT, &w);
 }
 
-static int submit(int fd, uint32_t queue, uint64_t cmds, uint32_t n, const uint32_t *bos,
-		  uint32_t nbos, uint32_t out)
-{
-	struct drm_spyre_submit s = {
-		.queue = queue, .commands = cmds, .command_count = n,
-		.bo_handles = (uintptr_t)bos, .bo_count = nbos, .out_syncobj = out,
-	};
-
-	return xioctl(fd, DRM_IOCTL_SPYRE_SUBMIT, &s);
-}
-
 static uint32_t bo_wait_status(int fd, uint32_t handle, int *ret)
 {
 	struct timespec ts;
