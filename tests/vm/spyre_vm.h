@@ -73,6 +73,18 @@ static inline void cmd_put(void *buf, int idx, uint8_t op, uint64_t a0, uint64_t
 	memcpy(c + SPYRE_CMD_OFF_ARGS + 16, &a2, 8);
 }
 
+/* The card's device memory bytes, from the query ioctl (0 on failure). */
+static inline uint64_t mem_bytes(int fd)
+{
+	struct drm_spyre_device_info info = { 0 };
+	struct drm_spyre_query q = {
+		.param = DRM_SPYRE_QUERY_DEVICE_INFO, .size = sizeof(info),
+		.data = (uintptr_t)&info,
+	};
+
+	return xioctl(fd, DRM_IOCTL_SPYRE_QUERY, &q) ? 0 : info.mem_bytes;
+}
+
 /* Submit n commands at cmds on a queue, with its buffers and an out syncobj. */
 static inline int submit(int fd, uint32_t queue, uint64_t cmds, uint32_t n,
 			 const uint32_t *bos, uint32_t nbos, uint32_t out)

@@ -228,17 +228,6 @@ static int bo_wait(int fd, uint32_t handle, uint32_t *status)
 
 static uint64_t g_mem_bytes;
 
-static uint64_t mem_bytes(int fd)
-{
-	struct drm_spyre_device_info info = { 0 };
-	struct drm_spyre_query q = {
-		.param = DRM_SPYRE_QUERY_DEVICE_INFO, .size = sizeof(info),
-		.data = (uintptr_t)&info,
-	};
-
-	return xioctl(fd, DRM_IOCTL_SPYRE_QUERY, &q) ? 0 : info.mem_bytes;
-}
-
 /* The CPU-visible window: BAR2's length, no more than device memory. */
 static uint64_t aperture_bytes(void)
 {

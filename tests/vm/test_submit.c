@@ -178,17 +178,6 @@ TEST(files_cannot_reach_each_other)
 	close(b);
 }
 
-static uint64_t mem_bytes(int fd)
-{
-	struct drm_spyre_device_info info = { 0 };
-	struct drm_spyre_query q = {
-		.param = DRM_SPYRE_QUERY_DEVICE_INFO, .size = sizeof(info),
-		.data = (uintptr_t)&info,
-	};
-
-	return xioctl(fd, DRM_IOCTL_SPYRE_QUERY, &q) ? 0 : info.mem_bytes;
-}
-
 /* Device memory: CPU-visible buffers through the BAR, others by DMA only. */
 TEST(device_buffers_round_trip)
 {
