@@ -60,14 +60,15 @@ hook_tree() {
 sync_device() {
 	mkdir -p "$QEMU_SRC/hw/spyre/include"
 	rsync -rc --delete --exclude include "$SPYRE_TOP/qemu-device/" "$QEMU_SRC/hw/spyre/"
-	rsync -c "$SPYRE_TOP/include/spyre_regs.h" "$QEMU_SRC/hw/spyre/include/"
+	rsync -c "$SPYRE_TOP/include/spyre_regs.h" "$SPYRE_TOP/include/spyre_program.h" \
+		"$QEMU_SRC/hw/spyre/include/"
 	# meson.build names it (hook_tree), so the tree always needs one: the
 	# repository's, else an empty placeholder (qos-test then has no card tests).
 	local qtest_src="$SPYRE_TOP/tests/qtest/spyre-test.c"
 	if [ -f "$qtest_src" ]; then
 		# It builds LAUNCH kernels with the engine tests' builder.
 		rsync -c "$qtest_src" "$SPYRE_TOP/tests/host/engine_builder.h" \
-			"$SPYRE_TOP/qemu-device/engine/program_format.h" "$QEMU_SRC/tests/qtest/"
+			"$SPYRE_TOP/include/spyre_program.h" "$QEMU_SRC/tests/qtest/"
 	elif ! grep -q 'placeholder' "$QEMU_SRC/tests/qtest/spyre-test.c" 2>/dev/null; then
 		echo '/* placeholder: tests/qtest/spyre-test.c is missing */' \
 			> "$QEMU_SRC/tests/qtest/spyre-test.c"

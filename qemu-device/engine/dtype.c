@@ -9,7 +9,7 @@
 
 #include "dtype.h"
 #include "gemm.h"
-#include "program_format.h"
+#include "spyre_program.h"
 
 static inline uint32_t f32_bits(float f)
 {

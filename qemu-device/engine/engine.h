@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The dataflow engine: loads a Spyre kernel binary (program_format.h),
+ * The dataflow engine: loads a Spyre kernel binary (include/spyre_program.h),
  * validates everything in it (the guest writes it), runs it functionally on
  * the host and reports the device time the timing model gives it.
  * Independent of QEMU: device memory is reached through callbacks.

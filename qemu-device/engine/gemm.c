@@ -12,7 +12,7 @@
 
 #include "dtype.h"
 #include "gemm.h"
-#include "program_format.h"
+#include "spyre_program.h"
 
 static inline float load_elem(const uint8_t *p, unsigned dtype, size_t i)
 {

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "engine.h"
-#include "program_format.h"
+#include "spyre_program.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the engine keeps device data in host order: little-endian hosts only"

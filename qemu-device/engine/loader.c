@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Program loader: decodes a kernel image (program_format.h) and validates
+ * Program loader: decodes a kernel image (include/spyre_program.h) and validates
  * every field before anything runs.  The image comes from the guest, so
  * every count, index, offset and product is bounded and overflow-checked
  * here; the scheduler and ops trust what this file accepts.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Builds kernel images (qemu-device/engine/program_format.h) for the
+ * Builds kernel images (include/spyre_program.h) for the
  * engine's tests, fuzz seeds and benchmarks: describe the program in these
  * structs, then pb_serialize() it.  Header-only so every test can use it.
  */
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "program_format.h"
+#include "spyre_program.h"
 
 struct pb_endpoint {
 	uint8_t kind;

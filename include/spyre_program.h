@@ -10,8 +10,8 @@
  *   core program = core header (8 B) + buffers (8 B each)
  *                + streams (144 B each) + ops (64 B each)
  */
-#ifndef SPYRE_PROGRAM_FORMAT_H
-#define SPYRE_PROGRAM_FORMAT_H
+#ifndef SPYRE_PROGRAM_H
+#define SPYRE_PROGRAM_H
 
 #define SPK_MAGIC			0x4b595053u	/* "SPYK" */
 #define SPK_VERSION_MAJOR		1
@@ -136,4 +136,4 @@
 #define SPK_MAX_ROW_ELEMS		65536
 #define SPK_MAX_ROWS			4096
 
-#endif /* SPYRE_PROGRAM_FORMAT_H */
+#endif /* SPYRE_PROGRAM_H */
