@@ -9,12 +9,17 @@
  * Thread safety: spyre_strerror(), spyre_last_error_detail(),
  * spyre_version() and the device discovery calls (spyre_device_count(),
  * spyre_device_open*()) may be called from any thread at any time.  A
- * spyre_device may be queried from several threads at once;
+ * spyre_device may be used from many threads at once (buffers, streams,
+ * copies, launches, events, graphs; see "Runtime objects" below);
  * spyre_device_close() must not race with any other use of that device.
+ *
+ * docs/runtime.md describes the API, its ordering rules and environment
+ * variables.
  */
 #ifndef SPYRE_SPYRE_H
 #define SPYRE_SPYRE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -35,6 +40,13 @@ typedef enum spyre_status {
 	SPYRE_ERROR_DRIVER = 5,			/* the driver refused a request */
 	SPYRE_ERROR_VERSION_MISMATCH = 6,	/* driver or card interface this library does not know */
 	SPYRE_ERROR_SYSTEM = 7,			/* the OS failed (udev, sysfs, file descriptors) */
+	SPYRE_ERROR_NOT_READY = 8,		/* query: work is still pending (not a failure) */
+	SPYRE_ERROR_INVALID_HANDLE = 9,		/* a freed, destroyed or never-created object */
+	SPYRE_ERROR_OUT_OF_DEVICE_MEMORY = 10,	/* card memory or device address space ran out */
+	SPYRE_ERROR_DEVICE_FAULT = 11,		/* queued work failed on the card (MMU fault, bad command) */
+	SPYRE_ERROR_TIMEOUT = 12,		/* queued work hung; the card was reset */
+	SPYRE_ERROR_DEVICE_LOST = 13,		/* the device refuses work after a fault: reopen it */
+	SPYRE_ERROR_CAPTURE = 14,		/* not allowed while (or unless) the stream captures */
 } spyre_status;
 
 /* Human-readable text for a status; never NULL, also for unknown codes. */
@@ -78,10 +90,13 @@ typedef struct spyre_device_properties {
 	int irq_selftest_passed;		/* the driver's probe-time check */
 } spyre_device_properties;
 
-/* Number of Spyre cards with a driver bound. */
+/* Number of Spyre cards with a driver bound that SPYRE_VISIBLE_DEVICES lets
+ * this process see (all of them if unset). */
 spyre_status spyre_device_count(int *count);
 
-/* Open the index-th card, ordered by PCI address. */
+/* Open the index-th card, ordered by PCI address (or by the order of
+ * SPYRE_VISIBLE_DEVICES if set).  Several cards may be open at once, and one
+ * card may be opened several times (each open is its own address space). */
 spyre_status spyre_device_open(int index, spyre_device **device);
 
 /* Open the card at a PCI address: "0000:01:00.0" or "01:00.0". */
@@ -90,8 +105,277 @@ spyre_status spyre_device_open_pci(const char *pci_address, spyre_device **devic
 spyre_status spyre_device_get_properties(spyre_device *device,
 					 spyre_device_properties *props);
 
-/* Close a device; NULL is accepted and does nothing. */
+/* Close a device; NULL is accepted and does nothing.  Waits for its
+ * streams' work, then frees every object still alive on it (buffers,
+ * streams, events, kernels, graphs); their handles become invalid. */
 spyre_status spyre_device_close(spyre_device *device);
+
+/* ------------------------------------------------------------------------
+ * Runtime objects.  docs/runtime.md describes ordering and lifetimes.
+ *
+ * Handles: every object below is an opaque pointer.  The library keeps a
+ * registry of live objects, so passing a freed or destroyed object (or one
+ * that was never created) returns SPYRE_ERROR_INVALID_HANDLE instead of
+ * touching freed memory; passing an object of another device returns
+ * SPYRE_ERROR_INVALID_ARGUMENT.  Freeing an object while another thread is
+ * using it in a call is not allowed.
+ *
+ * Thread safety, unless a call says otherwise: any call may be made from
+ * any thread, concurrently with calls on other objects and with calls on
+ * the same stream (a stream serialises its callers internally; the order
+ * in which two threads' work enters one stream is the order their calls
+ * took the stream's lock).  Destroy/free calls must not race with other
+ * uses of the same object.
+ * ------------------------------------------------------------------------ */
+
+typedef struct spyre_buffer spyre_buffer;	/* device memory or pinned host memory */
+typedef struct spyre_stream spyre_stream;
+typedef struct spyre_kernel spyre_kernel;	/* a loaded program image */
+typedef struct spyre_event spyre_event;
+typedef struct spyre_graph spyre_graph;		/* captured work */
+typedef struct spyre_graph_exec spyre_graph_exec;	/* an instantiated graph */
+
+/* Buffer flags. */
+#define SPYRE_MEM_DEVICE	0x0	/* card memory (default) */
+#define SPYRE_MEM_HOST		0x1	/* pinned host memory the card can DMA; mappable */
+#define SPYRE_MEM_MAPPABLE	0x2	/* device memory the CPU may map (through the BAR) */
+
+/*
+ * Allocate @bytes (1 .. 16 GiB; rounded up to 4 KiB) of memory.  Device
+ * buffers start zeroed.  SPYRE_MEM_HOST and SPYRE_MEM_MAPPABLE are mutually
+ * exclusive.  Errors: INVALID_ARGUMENT, OUT_OF_DEVICE_MEMORY (card memory
+ * or device address space), OUT_OF_MEMORY, DEVICE_LOST.
+ */
+spyre_status spyre_buffer_alloc(spyre_device *dev, uint64_t bytes, uint32_t flags,
+				spyre_buffer **buf);
+
+/* Free a buffer; NULL is accepted.  Work already queued that uses it still
+ * completes (the driver holds the memory until then). */
+spyre_status spyre_buffer_free(spyre_buffer *buf);
+
+/* Requested size in bytes (0 for an invalid handle). */
+uint64_t spyre_buffer_size(const spyre_buffer *buf);
+
+/* The device the buffer belongs to (NULL for an invalid handle). */
+spyre_device *spyre_buffer_device(const spyre_buffer *buf);
+
+/* The buffer's SPYRE_MEM_* flags. */
+uint32_t spyre_buffer_flags(const spyre_buffer *buf);
+
+/* The buffer's device virtual address (what kernel arguments hold). */
+uint64_t spyre_buffer_device_address(const spyre_buffer *buf);
+
+/*
+ * CPU pointer to a SPYRE_MEM_HOST or SPYRE_MEM_MAPPABLE buffer (mapped at
+ * allocation, valid until the buffer is freed); INVALID_ARGUMENT for plain
+ * device buffers.  The card and CPU see the same memory: read results only
+ * after synchronising with the work that wrote them.
+ */
+spyre_status spyre_buffer_map(spyre_buffer *buf, void **ptr);
+
+/* ------------------------------------------------------------------------
+ * Streams: in-order queues of work on one device.
+ * ------------------------------------------------------------------------ */
+
+/* Stream priorities: the card's hardware queue the stream submits to.
+ * Queues run concurrently; the DMA engine serves the highest priority
+ * first.  Streams with the same priority share a hardware queue, so their
+ * work runs in submission order relative to each other. */
+#define SPYRE_STREAM_PRIORITY_LOW	0
+#define SPYRE_STREAM_PRIORITY_NORMAL	1
+#define SPYRE_STREAM_PRIORITY_HIGH	2
+#define SPYRE_STREAM_PRIORITY_HIGHEST	3
+
+/* Create a stream; @priority is 0 .. 3 (SPYRE_STREAM_PRIORITY_*). */
+spyre_status spyre_stream_create(spyre_device *dev, int priority, spyre_stream **s);
+
+/* Wait for the stream's work, then destroy it; NULL is accepted.  Returns a
+ * pending async fault of the stream, if any (the stream is destroyed anyway). */
+spyre_status spyre_stream_destroy(spyre_stream *s);
+
+/*
+ * Wait until all work queued on @s has finished and complete its host side
+ * (deferred dtoh copies, profiles, trace records).  An async fault of any of
+ * that work (MMU fault, failed command, hang) is returned here as
+ * SPYRE_ERROR_DEVICE_FAULT or SPYRE_ERROR_TIMEOUT with the fault in the
+ * thread's detail message; the device then refuses new work
+ * (SPYRE_ERROR_DEVICE_LOST): close and reopen it.
+ */
+spyre_status spyre_stream_synchronize(spyre_stream *s);
+
+/* SPYRE_SUCCESS if every piece of work on @s has finished (its host side is
+ * then completed too), SPYRE_ERROR_NOT_READY if some is pending, or the
+ * stream's async fault.  Never blocks on the card. */
+spyre_status spyre_stream_query(spyre_stream *s);
+
+spyre_device *spyre_stream_device(const spyre_stream *s);
+
+/* ------------------------------------------------------------------------
+ * Copies and fills.
+ *
+ * Blocking copies return once the data has arrived; they wait for earlier
+ * queued work that uses the same buffers (the driver orders jobs by the
+ * buffers they use) but are on no stream.
+ *
+ * Asynchronous copies run in stream order.  For plain (pageable) host
+ * memory they stage through pinned bounce buffers:
+ *  - htod_async reads @src during the call: the caller may reuse it as
+ *    soon as the call returns.
+ *  - dtoh_async writes @dst when the stream is synchronised (by
+ *    spyre_stream_synchronize(), a spyre_stream_query() that returns
+ *    SUCCESS, or spyre_event_synchronize() of a later event on the stream):
+ *    the caller must not read or write @dst before then.
+ * Host pointers inside a SPYRE_MEM_HOST buffer's mapping are not staged:
+ * the card reads or writes them directly when the stream reaches the copy.
+ * Copies of any size are split into chunks internally.
+ * Errors: INVALID_ARGUMENT (NULL, range outside the buffer, 0 bytes is
+ * allowed and does nothing), INVALID_HANDLE, DEVICE_LOST, CAPTURE.
+ * ------------------------------------------------------------------------ */
+spyre_status spyre_memcpy_htod_async(spyre_stream *s, spyre_buffer *dst, uint64_t dst_offset,
+				     const void *src, uint64_t bytes);
+spyre_status spyre_memcpy_dtoh_async(spyre_stream *s, void *dst, spyre_buffer *src,
+				     uint64_t src_offset, uint64_t bytes);
+/* Buffer to buffer (device or host buffers, same device; ranges must not
+ * overlap). */
+spyre_status spyre_memcpy_dtod_async(spyre_stream *s, spyre_buffer *dst, uint64_t dst_offset,
+				     spyre_buffer *src, uint64_t src_offset, uint64_t bytes);
+/* Fill @bytes at @offset with the 64-bit little-endian @pattern repeated
+ * (byte 0 of the pattern at @offset). */
+spyre_status spyre_memset64_async(spyre_stream *s, spyre_buffer *buf, uint64_t offset,
+				  uint64_t pattern, uint64_t bytes);
+
+spyre_status spyre_memcpy_htod(spyre_buffer *dst, uint64_t dst_offset, const void *src,
+			       uint64_t bytes);	/* blocking */
+spyre_status spyre_memcpy_dtoh(void *dst, spyre_buffer *src, uint64_t src_offset,
+			       uint64_t bytes);	/* blocking */
+spyre_status spyre_memcpy_dtod(spyre_buffer *dst, uint64_t dst_offset, spyre_buffer *src,
+			       uint64_t src_offset, uint64_t bytes);	/* blocking */
+spyre_status spyre_memset64(spyre_buffer *buf, uint64_t offset, uint64_t pattern,
+			    uint64_t bytes);	/* blocking */
+
+/* ------------------------------------------------------------------------
+ * Events: points in a stream, timed by the card's clock.
+ * ------------------------------------------------------------------------ */
+spyre_status spyre_event_create(spyre_device *dev, spyre_event **ev);
+spyre_status spyre_event_destroy(spyre_event *ev);	/* NULL ok */
+
+/* Mark the point after all work queued so far on @s; the card writes its
+ * clock into the event when the stream reaches it.  Re-recording moves it. */
+spyre_status spyre_event_record(spyre_event *ev, spyre_stream *s);
+
+/* Work queued on @s after this call starts only after @ev's recorded point
+ * (the record at the time of this call).  A never-recorded event: no-op. */
+spyre_status spyre_stream_wait_event(spyre_stream *s, spyre_event *ev);
+
+/* Host wait for the event's point (and the recording stream's host side up
+ * to it); returns the recording stream's async fault if any.  An event never
+ * recorded is complete. */
+spyre_status spyre_event_synchronize(spyre_event *ev);
+
+/* SUCCESS if the point has passed, NOT_READY if not; never blocks. */
+spyre_status spyre_event_query(spyre_event *ev);
+
+/* Device time between two completed events of the same device, in
+ * milliseconds (negative if @end was reached before @start).  NOT_READY if
+ * either has not completed, INVALID_ARGUMENT if either was never recorded. */
+spyre_status spyre_event_elapsed_ms(spyre_event *start, spyre_event *end, double *ms);
+
+/* ------------------------------------------------------------------------
+ * Kernels.  image = a program in include/spyre_program.h's format.
+ * ------------------------------------------------------------------------ */
+
+/* Check the image's header and copy it into device memory.  Errors:
+ * INVALID_ARGUMENT (bad magic, major version, size, flags), others as for
+ * buffers. */
+spyre_status spyre_kernel_load(spyre_device *dev, const void *image, size_t bytes,
+			       spyre_kernel **kernel);
+spyre_status spyre_kernel_destroy(spyre_kernel *kernel);	/* NULL ok */
+/* Entries in the program's argument block (0 for an invalid handle). */
+uint32_t spyre_kernel_num_args(const spyre_kernel *kernel);
+
+/*
+ * Argument @index (a u64 device address in the program's argument block) =
+ * the device address of @buf + @offset.  Unset arguments make launch fail
+ * (SPYRE_ERROR_INVALID_ARGUMENT).  Launch snapshots the arguments.  Not
+ * safe against concurrent set_arg/launch of the same kernel from other
+ * threads (each thread should load its own spyre_kernel, or lock).
+ */
+spyre_status spyre_kernel_set_arg(spyre_kernel *kernel, uint32_t index, spyre_buffer *buf,
+				  uint64_t offset);
+/* Set argument @index to a raw u64 value (an address or a constant). */
+spyre_status spyre_kernel_set_arg_u64(spyre_kernel *kernel, uint32_t index, uint64_t value);
+
+/* Queue a LAUNCH of @kernel with its current arguments on @s. */
+spyre_status spyre_kernel_launch(spyre_stream *s, spyre_kernel *kernel);
+
+#define SPYRE_MAX_CORES 32
+
+/* A launch's statistics (the card's LAUNCH record, docs/hardware.md). */
+typedef struct spyre_launch_profile {
+	uint64_t device_cycles;
+	uint64_t device_ns;		/* modelled device time of the launch */
+	uint64_t dram_bytes_read;
+	uint64_t dram_bytes_written;
+	uint64_t ring_bytes;
+	uint64_t ring_byte_hops;	/* ring bytes times links crossed */
+	uint64_t op_firings;
+	uint64_t macs;			/* multiply-accumulates */
+	uint64_t core_busy_cycles[SPYRE_MAX_CORES];
+	uint64_t start_ns;		/* card clock when the launch started (eager launches) */
+	uint64_t end_ns;		/* card clock when it finished (eager launches) */
+} spyre_launch_profile;
+
+/* Like spyre_kernel_launch(); *@profile is written when the stream is
+ * synchronised (same rule as spyre_memcpy_dtoh_async's destination). */
+spyre_status spyre_kernel_launch_profiled(spyre_stream *s, spyre_kernel *kernel,
+					  spyre_launch_profile *profile);
+
+/* The profile of @kernel's most recently completed launch (as seen by a
+ * synchronising call); NOT_READY if none has completed yet. */
+spyre_status spyre_kernel_last_profile(spyre_kernel *kernel, spyre_launch_profile *profile);
+
+/* ------------------------------------------------------------------------
+ * Graphs: record a stream's work once, replay it as one submission.
+ *
+ * Between begin_capture and end_capture, work queued on the stream is
+ * recorded instead of run: copies between buffers, copies from/to host
+ * pointers inside SPYRE_MEM_HOST mappings (read/written at replay time),
+ * fills and kernel launches (arguments snapshotted at capture time).
+ * Copies from/to other (pageable) host memory, events, waits and
+ * synchronisation on a capturing stream return SPYRE_ERROR_CAPTURE.
+ * Buffers and kernels a graph uses must stay alive while it is replayed
+ * (spyre_graph_launch checks and returns INVALID_HANDLE otherwise).
+ * ------------------------------------------------------------------------ */
+spyre_status spyre_stream_begin_capture(spyre_stream *s);
+spyre_status spyre_stream_end_capture(spyre_stream *s, spyre_graph **graph);
+spyre_status spyre_graph_destroy(spyre_graph *graph);	/* NULL ok */
+/* Recorded operations (copies, fills, launches). */
+uint32_t spyre_graph_num_nodes(const spyre_graph *graph);
+
+/* Build the command buffer once.  The graph may be destroyed afterwards. */
+spyre_status spyre_graph_instantiate(spyre_graph *graph, spyre_graph_exec **exec);
+spyre_status spyre_graph_exec_destroy(spyre_graph_exec *exec);	/* NULL ok; waits */
+
+/* Replay the whole graph on @s with ONE submit ioctl.  Replays of one exec
+ * run one after another (they share its command buffer). */
+spyre_status spyre_graph_launch(spyre_graph_exec *exec, spyre_stream *s);
+
+/* Profile of the @launch_index-th kernel launch of the exec's most recent
+ * completed replay (start_ns/end_ns are 0: a replay is timed as a whole). */
+spyre_status spyre_graph_exec_profile(spyre_graph_exec *exec, uint32_t launch_index,
+				      spyre_launch_profile *profile);
+
+/* ------------------------------------------------------------------------
+ * Environment variables (read once, at the first call that needs them):
+ *   SPYRE_VISIBLE_DEVICES  comma list of indices or PCI addresses; devices
+ *                          are renumbered in list order.
+ *   SPYRE_LOG              error|warn|info|debug: messages on stderr.
+ *   SPYRE_TRACE=file.json  Chrome/Perfetto trace of every copy and launch,
+ *                          written at spyre_device_close() and at exit.
+ * ------------------------------------------------------------------------ */
+
+/* Write the trace now (if SPYRE_TRACE is set); also done at exit. */
+spyre_status spyre_trace_flush(void);
 
 #ifdef __cplusplus
 }
