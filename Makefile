@@ -33,7 +33,7 @@ ENGINE_CFLAGS := -std=c11 -O2 -g $(WARN) -Iinclude -Iqemu-device/engine
 ENGINE_OBJS := $(ENGINE_SRCS:%.c=$(B)/obj/%.o)
 ENGINE_SAN_OBJS := $(ENGINE_SRCS:%.c=$(B)/obj-san/%.o)
 ENGINE_TEST_NAMES := test_engine_ops test_engine_loader test_engine_run test_engine_corpus
-ENGINE_TEST_HDRS := tests/lib/tap.h tests/host/engine_builder.h tests/host/engine_testlib.h
+ENGINE_TEST_HDRS := tests/lib/tap.h include/spyre_program_builder.h tests/host/engine_testlib.h
 ENGINE_TESTS := $(ENGINE_TEST_NAMES:%=$(B)/tests/host/%) $(ENGINE_TEST_NAMES:%=$(B)/tests/host/%_san)
 HOST_TESTS += $(ENGINE_TESTS)
 .SECONDARY: $(ENGINE_OBJS) $(ENGINE_SAN_OBJS)
@@ -142,7 +142,7 @@ $(B)/fuzz/fuzz_engine_loader: $(FUZZ_ONE) $(ENGINE_SRCS) $(ENGINE_HDRS)
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		tests/fuzz/fuzz_engine_loader.c $(ENGINE_SRCS) -o $@ -lm
 
-$(B)/fuzz/make-seeds: tests/fuzz/make-seeds.c tests/host/engine_builder.h
+$(B)/fuzz/make-seeds: tests/fuzz/make-seeds.c include/spyre_program_builder.h
 	@mkdir -p $(@D)
 	$(CC) $(ENGINE_CFLAGS) -Itests/host $< -o $@
 

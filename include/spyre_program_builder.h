@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Builds kernel images (include/spyre_program.h) for the
- * engine's tests, fuzz seeds and benchmarks: describe the program in these
- * structs, then pb_serialize() it.  Header-only so every test can use it.
+ * Builds kernel images (include/spyre_program.h): describe the program in
+ * these structs, then pb_serialize() it.  The one builder of the project:
+ * libspyre's op library (libspyre/ops/), the engine's tests, fuzz seeds,
+ * qtest and benchmarks.  Header-only; it does not check the loader's
+ * limits, so callers keep within SPK_MAX_*.
  */
-#ifndef SPYRE_ENGINE_BUILDER_H
-#define SPYRE_ENGINE_BUILDER_H
+#ifndef SPYRE_PROGRAM_BUILDER_H
+#define SPYRE_PROGRAM_BUILDER_H
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -241,4 +243,4 @@ static inline uint8_t *pb_serialize(const struct pb_program *prog, size_t *len)
 	return img;
 }
 
-#endif /* SPYRE_ENGINE_BUILDER_H */
+#endif /* SPYRE_PROGRAM_BUILDER_H */

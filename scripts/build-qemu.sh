@@ -66,8 +66,8 @@ sync_device() {
 	# repository's, else an empty placeholder (qos-test then has no card tests).
 	local qtest_src="$SPYRE_TOP/tests/qtest/spyre-test.c"
 	if [ -f "$qtest_src" ]; then
-		# It builds LAUNCH kernels with the engine tests' builder.
-		rsync -c "$qtest_src" "$SPYRE_TOP/tests/host/engine_builder.h" \
+		# It builds LAUNCH kernels with the project's program builder.
+		rsync -c "$qtest_src" "$SPYRE_TOP/include/spyre_program_builder.h" \
 			"$SPYRE_TOP/include/spyre_program.h" "$QEMU_SRC/tests/qtest/"
 	elif ! grep -q 'placeholder' "$QEMU_SRC/tests/qtest/spyre-test.c" 2>/dev/null; then
 		echo '/* placeholder: tests/qtest/spyre-test.c is missing */' \

@@ -2,7 +2,7 @@
 /*
  * The timing model against the published Spyre figures
  * (../shared/reference/spyre-hardware.md, "Published results to reproduce").
- * Every case is a real kernel built with engine_builder.h and run through
+ * Every case is a real kernel built with spyre_program_builder.h and run through
  * the loader and scheduler with the default parameter set
  * (spyre_engine_config_default, docs/engine.md "Timing model"); the bench
  * prints each result next to its published figure and, with an output

@@ -5,7 +5,7 @@
  */
 #include <stdio.h>
 
-#include "engine_builder.h"
+#include "spyre_program_builder.h"
 
 static struct pb_program prog;
 

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "engine.h"
-#include "engine_builder.h"
+#include "spyre_program_builder.h"
 
 struct test_mem {
 	uint8_t *bytes;

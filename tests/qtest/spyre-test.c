@@ -19,8 +19,8 @@
 #include "libqos/malloc-pc.h"
 #include "standard-headers/linux/pci_regs.h"
 #include "../../hw/spyre/include/spyre_regs.h"
-/* The engine's kernel format and the test-side builder (tests/host/). */
-#include "engine_builder.h"
+/* The engine's kernel format and the program builder (include/). */
+#include "spyre_program_builder.h"
 
 /* The card's mem-size in every test: larger than BAR2 so the window moves. */
 #define MEM_SIZE        (96 * MiB)
