@@ -14,7 +14,7 @@
 #include "uapi/drm/spyre_accel.h"
 
 /* Wraps drmIoctl (which retries EINTR/EAGAIN) to return -errno. */
-static int spyre_ioctl(int fd, unsigned long request, void *arg)
+int spyre_ioctl(int fd, unsigned long request, void *arg)
 {
 	return drmIoctl(fd, request, arg) ? -errno : 0;
 }
@@ -69,6 +69,8 @@ static spyre_status check_driver(spyre_device *dev)
 	return SPYRE_SUCCESS;
 }
 
+static atomic_uint next_trace_pid = 1;
+
 static spyre_status open_entry(const struct spyre_device_entry *e, spyre_device **out)
 {
 	spyre_device *dev;
@@ -77,6 +79,8 @@ static spyre_status open_entry(const struct spyre_device_entry *e, spyre_device 
 	dev = calloc(1, sizeof(*dev));
 	if (!dev)
 		return spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY, "no memory for a device");
+	pthread_mutex_init(&dev->lock, NULL);
+	dev->objects.next = dev->objects.prev = &dev->objects;
 	memcpy(dev->props.pci_address, e->pci_address, sizeof(e->pci_address));
 	memcpy(dev->props.devnode, e->devnode, sizeof(e->devnode));
 
@@ -95,6 +99,10 @@ static spyre_status open_entry(const struct spyre_device_entry *e, spyre_device 
 		free(dev);
 		return st;
 	}
+	dev->trace_pid = (uint32_t)atomic_fetch_add(&next_trace_pid, 1);
+	spyre_handle_add((struct spyre_obj *)&dev->objects, SPYRE_KIND_DEVICE, dev);
+	dev->registered = 1;
+	spyre_log(SPYRE_LOG_INFO, "opened %s (%s)", e->devnode, e->pci_address);
 	*out = dev;
 	spyre_clear_error();
 	return SPYRE_SUCCESS;
@@ -107,7 +115,7 @@ SPYRE_EXPORT spyre_status spyre_device_count(int *count)
 
 	if (!count)
 		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "count is NULL");
-	n = spyre_discover(entries, SPYRE_MAX_DEVICES);
+	n = spyre_discover_visible(entries, SPYRE_MAX_DEVICES);
 	if (n < 0)
 		return (spyre_status)-n;
 	*count = n;
@@ -125,7 +133,7 @@ SPYRE_EXPORT spyre_status spyre_device_open(int index, spyre_device **device)
 	*device = NULL;
 	if (index < 0)
 		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "negative index %d", index);
-	n = spyre_discover(entries, SPYRE_MAX_DEVICES);
+	n = spyre_discover_visible(entries, SPYRE_MAX_DEVICES);
 	if (n < 0)
 		return (spyre_status)-n;
 	if (index >= n)
@@ -147,7 +155,7 @@ SPYRE_EXPORT spyre_status spyre_device_open_pci(const char *pci_address, spyre_d
 		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
 				       "malformed PCI address \"%s\"",
 				       pci_address ? pci_address : "(null)");
-	n = spyre_discover(entries, SPYRE_MAX_DEVICES);
+	n = spyre_discover_visible(entries, SPYRE_MAX_DEVICES);
 	if (n < 0)
 		return (spyre_status)-n;
 	for (i = 0; i < n; i++)
@@ -162,17 +170,120 @@ SPYRE_EXPORT spyre_status spyre_device_get_properties(spyre_device *device,
 	if (!device || !props)
 		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "%s is NULL",
 				       device ? "props" : "device");
+	if (!spyre_handle_live(&device->objects, SPYRE_KIND_DEVICE, 0))
+		return spyre_set_error(SPYRE_ERROR_INVALID_HANDLE, "device %p is not open",
+				       (void *)device);
 	*props = device->props;
 	spyre_clear_error();
 	return SPYRE_SUCCESS;
 }
 
+void spyre_device_link(spyre_device *dev, struct spyre_obj *obj, enum spyre_kind kind)
+{
+	spyre_handle_add(obj, kind, dev);
+	pthread_mutex_lock(&dev->lock);
+	obj->next = &dev->objects;
+	obj->prev = dev->objects.prev;
+	dev->objects.prev->next = obj;
+	dev->objects.prev = obj;
+	pthread_mutex_unlock(&dev->lock);
+}
+
+void spyre_device_unlink(struct spyre_obj *obj)
+{
+	spyre_device *dev = obj->dev;
+
+	spyre_handle_remove(obj);
+	pthread_mutex_lock(&dev->lock);
+	obj->prev->next = obj->next;
+	obj->next->prev = obj->prev;
+	obj->next = obj->prev = obj;
+	pthread_mutex_unlock(&dev->lock);
+}
+
+spyre_status spyre_device_internal_stream(spyre_device *dev, spyre_stream **s)
+{
+	spyre_status st = SPYRE_SUCCESS;
+
+	pthread_mutex_lock(&dev->lock);
+	if (!dev->internal)
+		st = spyre_stream_new(dev, SPYRE_STREAM_PRIORITY_NORMAL, 1, &dev->internal);
+	*s = dev->internal;
+	pthread_mutex_unlock(&dev->lock);
+	return st;
+}
+
+spyre_status spyre_device_check_alive(spyre_device *dev)
+{
+	if (atomic_load(&dev->lost))
+		return spyre_set_error(SPYRE_ERROR_DEVICE_LOST,
+				       "%s: earlier work failed and the driver refuses new work "
+				       "on this open; close and reopen the device",
+				       dev->props.devnode);
+	return SPYRE_SUCCESS;
+}
+
+/* The first object of @kind on @dev, or NULL. */
+static struct spyre_obj *first_of(spyre_device *dev, enum spyre_kind kind)
+{
+	struct spyre_obj *o, *found = NULL;
+
+	pthread_mutex_lock(&dev->lock);
+	for (o = dev->objects.next; o != &dev->objects; o = o->next) {
+		if (o->kind == kind) {
+			found = o;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return found;
+}
+
 SPYRE_EXPORT spyre_status spyre_device_close(spyre_device *device)
 {
-	if (device) {
-		close(device->fd);
-		free(device);
+	/* Streams first (they wait for their work), then what work used. */
+	static const enum spyre_kind order[] = {
+		SPYRE_KIND_STREAM, SPYRE_KIND_EXEC, SPYRE_KIND_GRAPH, SPYRE_KIND_EVENT,
+		SPYRE_KIND_KERNEL, SPYRE_KIND_BUFFER,
+	};
+	struct spyre_obj *o;
+
+	if (!device)
+		return spyre_done(SPYRE_SUCCESS);
+	if (!spyre_handle_live(&device->objects, SPYRE_KIND_DEVICE, 0))
+		return spyre_set_error(SPYRE_ERROR_INVALID_HANDLE, "device %p is not open",
+				       (void *)device);
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		while ((o = first_of(device, order[i]))) {
+			switch (order[i]) {
+			case SPYRE_KIND_STREAM:
+				spyre_stream_destroy((spyre_stream *)o);
+				break;
+			case SPYRE_KIND_EXEC:
+				spyre_graph_exec_destroy((spyre_graph_exec *)o);
+				break;
+			case SPYRE_KIND_GRAPH:
+				spyre_graph_destroy((spyre_graph *)o);
+				break;
+			case SPYRE_KIND_EVENT:
+				spyre_event_destroy((spyre_event *)o);
+				break;
+			case SPYRE_KIND_KERNEL:
+				spyre_kernel_destroy((spyre_kernel *)o);
+				break;
+			default:
+				spyre_buffer_free((spyre_buffer *)o);
+				break;
+			}
+		}
 	}
+	if (device->internal)
+		spyre_stream_free(device->internal);
+	spyre_handle_remove(&device->objects);
+	spyre_trace_flush();
+	close(device->fd);
+	pthread_mutex_destroy(&device->lock);
+	free(device);
 	spyre_clear_error();
 	return SPYRE_SUCCESS;
 }

@@ -105,3 +105,64 @@ int spyre_discover(struct spyre_device_entry *entries, int max)
 	qsort(entries, n, sizeof(*entries), entry_cmp);
 	return n;
 }
+
+/* One SPYRE_VISIBLE_DEVICES entry: a decimal index or a PCI address. */
+static int visible_lookup(const char *tok, const struct spyre_device_entry *all, int n)
+{
+	char want[SPYRE_PCI_ADDRESS_LEN];
+	char *end;
+	long idx;
+
+	if (!*tok)
+		return -1;
+	idx = strtol(tok, &end, 10);
+	if (!*end)
+		return idx >= 0 && idx < n ? (int)idx : -1;
+	if (spyre_pci_address_normalize(tok, want))
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (!strcmp(all[i].pci_address, want))
+			return i;
+	return -1;
+}
+
+int spyre_visible_filter(const char *spec, struct spyre_device_entry *entries, int n)
+{
+	struct spyre_device_entry all[SPYRE_MAX_DEVICES];
+	char buf[1024], *tok, *save = NULL;
+	int used[SPYRE_MAX_DEVICES] = { 0 };
+	int out = 0;
+
+	if (!spec)
+		return n;
+	memcpy(all, entries, sizeof(*entries) * (size_t)n);
+	snprintf(buf, sizeof(buf), "%s", spec);
+	/*
+	 * Like CUDA_VISIBLE_DEVICES: entries in list order; an entry naming
+	 * no card ends the list (everything after it is hidden too).
+	 */
+	for (tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+		int i = visible_lookup(tok, all, n);
+
+		if (i < 0) {
+			spyre_log(SPYRE_LOG_WARN,
+				  "SPYRE_VISIBLE_DEVICES: \"%s\" names no card; ignoring it and "
+				  "the entries after it", tok);
+			break;
+		}
+		if (used[i])
+			continue;
+		used[i] = 1;
+		entries[out++] = all[i];
+	}
+	return out;
+}
+
+int spyre_discover_visible(struct spyre_device_entry *entries, int max)
+{
+	int n = spyre_discover(entries, max);
+
+	if (n < 0)
+		return n;
+	return spyre_visible_filter(getenv("SPYRE_VISIBLE_DEVICES"), entries, n);
+}

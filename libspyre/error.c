@@ -21,6 +21,18 @@ static const struct {
 	[SPYRE_ERROR_VERSION_MISMATCH] = { "SPYRE_ERROR_VERSION_MISMATCH",
 					   "unsupported driver or card version" },
 	[SPYRE_ERROR_SYSTEM] = { "SPYRE_ERROR_SYSTEM", "operating system error" },
+	[SPYRE_ERROR_NOT_READY] = { "SPYRE_ERROR_NOT_READY", "work is still pending" },
+	[SPYRE_ERROR_INVALID_HANDLE] = { "SPYRE_ERROR_INVALID_HANDLE",
+					 "invalid handle (freed or destroyed object)" },
+	[SPYRE_ERROR_OUT_OF_DEVICE_MEMORY] = { "SPYRE_ERROR_OUT_OF_DEVICE_MEMORY",
+					       "out of device memory" },
+	[SPYRE_ERROR_DEVICE_FAULT] = { "SPYRE_ERROR_DEVICE_FAULT",
+				       "queued work failed on the device" },
+	[SPYRE_ERROR_TIMEOUT] = { "SPYRE_ERROR_TIMEOUT", "queued work hung; the device was reset" },
+	[SPYRE_ERROR_DEVICE_LOST] = { "SPYRE_ERROR_DEVICE_LOST",
+				      "the device refuses work after a fault; reopen it" },
+	[SPYRE_ERROR_CAPTURE] = { "SPYRE_ERROR_CAPTURE",
+				  "operation not allowed in this stream capture state" },
 };
 
 #define NUM_STATUS (sizeof(status_strings) / sizeof(status_strings[0]))
@@ -56,7 +68,15 @@ spyre_status spyre_set_error(spyre_status status, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(last_error, sizeof(last_error), fmt, ap);
 	va_end(ap);
+	spyre_log(SPYRE_LOG_INFO, "%s: %s", spyre_status_name(status), last_error);
 	return status;
+}
+
+spyre_status spyre_done(spyre_status st)
+{
+	if (st == SPYRE_SUCCESS)
+		last_error[0] = '\0';
+	return st;
 }
 
 void spyre_clear_error(void)
@@ -82,6 +102,11 @@ spyre_status spyre_status_from_errno(int err)
 	case ENOTTY:
 	case EOPNOTSUPP:
 		return SPYRE_ERROR_VERSION_MISMATCH;
+	case ECANCELED:
+		return SPYRE_ERROR_DEVICE_LOST;
+	case ETIME:
+	case ETIMEDOUT:
+		return SPYRE_ERROR_TIMEOUT;
 	default:
 		return SPYRE_ERROR_SYSTEM;
 	}

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Events: a binary syncobj holding the fence of the job that recorded it,
+ * and a small pinned buffer the card's TIMESTAMP writes the device time to.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xf86drm.h>
+
+#include "internal.h"
+
+SPYRE_EXPORT spyre_status spyre_event_create(spyre_device *dev, spyre_event **ev)
+{
+	spyre_event *e;
+	spyre_status st;
+
+	if (!ev)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "event pointer is NULL");
+	*ev = NULL;
+	if (!dev)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "device is NULL");
+	if (!spyre_handle_live(&dev->objects, SPYRE_KIND_DEVICE, 0))
+		return spyre_set_error(SPYRE_ERROR_INVALID_HANDLE, "device %p is not open",
+				       (void *)dev);
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY, "no memory for an event");
+	if (drmSyncobjCreate(dev->fd, 0, &e->syncobj)) {
+		st = spyre_set_error(spyre_status_from_errno(errno), "syncobj: %s",
+				     strerror(errno));
+		free(e);
+		return st;
+	}
+	st = spyre_bo_create(dev, 4096, 0, &e->ts);
+	if (st != SPYRE_SUCCESS) {
+		drmSyncobjDestroy(dev->fd, e->syncobj);
+		free(e);
+		return st;
+	}
+	spyre_device_link(dev, &e->obj, SPYRE_KIND_EVENT);
+	*ev = e;
+	return spyre_done(SPYRE_SUCCESS);
+}
+
+SPYRE_EXPORT spyre_status spyre_event_destroy(spyre_event *ev)
+{
+	spyre_status st;
+
+	if (!ev)
+		return spyre_done(SPYRE_SUCCESS);
+	st = spyre_handle_check(ev, SPYRE_KIND_EVENT, "event");
+	if (st != SPYRE_SUCCESS)
+		return st;
+	spyre_device_unlink(&ev->obj);
+	/* A pending record keeps the buffer alive in the driver. */
+	spyre_bo_destroy(ev->obj.dev, &ev->ts);
+	drmSyncobjDestroy(ev->obj.dev->fd, ev->syncobj);
+	free(ev);
+	return spyre_done(SPYRE_SUCCESS);
+}
+
+static spyre_status check_pair(spyre_event *ev, spyre_stream *s)
+{
+	spyre_status st = spyre_handle_check(ev, SPYRE_KIND_EVENT, "event");
+
+	if (st == SPYRE_SUCCESS)
+		st = spyre_handle_check(s, SPYRE_KIND_STREAM, "stream");
+	if (st == SPYRE_SUCCESS && ev->obj.dev != s->obj.dev)
+		st = spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+				     "the event and the stream belong to different devices");
+	return st;
+}
+
+SPYRE_EXPORT spyre_status spyre_event_record(spyre_event *ev, spyre_stream *s)
+{
+	struct spyre_node node = { .kind = NODE_MARK, .name = "event" };
+	struct spyre_job job;
+	spyre_status st = check_pair(ev, s);
+	uint64_t point;
+
+	if (st != SPYRE_SUCCESS)
+		return st;
+	pthread_mutex_lock(&s->lock);
+	st = spyre_stream_enter(s, 0);
+	if (st == SPYRE_SUCCESS) {
+		spyre_job_init(&job);
+		node.a0 = ev->ts.va;
+		job.nodes = &node;
+		job.nnodes = 1;
+		job.event = ev;
+		spyre_job_add_bo(&job, ev->ts.handle);
+		((volatile uint64_t *)ev->ts.map)[0] = 0;
+		st = spyre_stream_submit(s, &job, &point);
+	}
+	if (st == SPYRE_SUCCESS) {
+		ev->recorded = 1;
+		ev->stream = s;
+		ev->stream_id = s->obj.id;
+		ev->point = point;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return spyre_done(st);
+}
+
+SPYRE_EXPORT spyre_status spyre_stream_wait_event(spyre_stream *s, spyre_event *ev)
+{
+	struct spyre_node node = { .kind = NODE_MARK, .name = "wait" };
+	struct spyre_job job;
+	spyre_status st = check_pair(ev, s);
+
+	if (st != SPYRE_SUCCESS)
+		return st;
+	pthread_mutex_lock(&s->lock);
+	st = spyre_stream_enter(s, 0);
+	if (st == SPYRE_SUCCESS && ev->recorded) {
+		spyre_job_init(&job);
+		job.nodes = &node;
+		job.nnodes = 1;
+		job.in_syncobj = ev->syncobj;
+		st = spyre_stream_submit(s, &job, NULL);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return spyre_done(st);
+}
+
+/* 1 if signalled, 0 if not (timeout_abs 0: just look), or a negative errno. */
+static int event_wait(spyre_event *ev, int64_t timeout_abs)
+{
+	int ret = drmSyncobjWait(ev->obj.dev->fd, &ev->syncobj, 1, timeout_abs, 0, NULL);
+
+	if (!ret)
+		return 1;
+	return errno == ETIME || errno == ETIMEDOUT ? 0 : -errno;
+}
+
+SPYRE_EXPORT spyre_status spyre_event_synchronize(spyre_event *ev)
+{
+	spyre_status st = spyre_handle_check(ev, SPYRE_KIND_EVENT, "event");
+	int ret;
+
+	if (st != SPYRE_SUCCESS)
+		return st;
+	if (!ev->recorded)
+		return spyre_done(SPYRE_SUCCESS);
+	ret = event_wait(ev, INT64_MAX);
+	if (ret < 0)
+		return spyre_set_error(spyre_status_from_errno(-ret), "event wait: %s",
+				       strerror(-ret));
+	/* The recording stream's host side up to the event, and its faults. */
+	if (spyre_handle_live(ev->stream, SPYRE_KIND_STREAM, ev->stream_id))
+		st = spyre_stream_wait_point(ev->stream, ev->point);
+	return spyre_done(st);
+}
+
+SPYRE_EXPORT spyre_status spyre_event_query(spyre_event *ev)
+{
+	spyre_status st = spyre_handle_check(ev, SPYRE_KIND_EVENT, "event");
+	int ret;
+
+	if (st != SPYRE_SUCCESS)
+		return st;
+	if (!ev->recorded)
+		return spyre_done(SPYRE_SUCCESS);
+	ret = event_wait(ev, 0);
+	if (ret < 0)
+		return spyre_set_error(spyre_status_from_errno(-ret), "event query: %s",
+				       strerror(-ret));
+	if (!ret)
+		return spyre_set_error(SPYRE_ERROR_NOT_READY, "the event has not been reached");
+	return spyre_done(SPYRE_SUCCESS);
+}
+
+SPYRE_EXPORT spyre_status spyre_event_elapsed_ms(spyre_event *start, spyre_event *end,
+						 double *ms)
+{
+	spyre_status st = spyre_handle_check(start, SPYRE_KIND_EVENT, "start event");
+	uint64_t t0, t1;
+
+	if (st == SPYRE_SUCCESS)
+		st = spyre_handle_check(end, SPYRE_KIND_EVENT, "end event");
+	if (st != SPYRE_SUCCESS)
+		return st;
+	if (!ms)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "ms is NULL");
+	if (start->obj.dev != end->obj.dev)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+				       "the events belong to different devices");
+	if (!start->recorded || !end->recorded)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+				       "the %s event was never recorded",
+				       start->recorded ? "end" : "start");
+	if (event_wait(start, 0) != 1 || event_wait(end, 0) != 1)
+		return spyre_set_error(SPYRE_ERROR_NOT_READY,
+				       "an event has not been reached yet");
+	t0 = ((volatile uint64_t *)start->ts.map)[0];
+	t1 = ((volatile uint64_t *)end->ts.map)[0];
+	if (!t0 || !t1)
+		return spyre_set_error(SPYRE_ERROR_DEVICE_FAULT,
+				       "an event's timestamp was not written (its job failed)");
+	*ms = ((double)t1 - (double)t0) / 1e6;
+	return spyre_done(SPYRE_SUCCESS);
+}
