@@ -32,7 +32,10 @@ void spyre_engine_config_default(struct spyre_engine_config *cfg)
 	t->dram_latency_ns = 100;
 	t->ring_bytes_per_cycle = 128;
 	t->ring_hop_cycles = 1;
+	/* One stick per cycle each way, like a ring link (docs/engine.md). */
 	t->spad_bytes_per_cycle = 128;
+	/* Calibrated on the published 2.1 MB shuffle (docs/engine.md). */
+	t->spad_request_cycles = 5;
 	t->burst_sticks = 32;
 }
 

@@ -68,7 +68,8 @@ struct spyre_timing_params {
 	double dram_latency_ns;		/* request to first stick */
 	double ring_bytes_per_cycle;	/* per link per direction */
 	double ring_hop_cycles;		/* latency per hop */
-	double spad_bytes_per_cycle;	/* scratchpad endpoint bandwidth */
+	double spad_bytes_per_cycle;	/* each of a core's scratchpad read and write ports */
+	double spad_request_cycles;	/* port cycles per contiguous run of a pattern */
 	unsigned burst_sticks;		/* sticks per DRAM/ring/scratchpad transfer at most */
 };
 

@@ -583,7 +583,8 @@ static bool config_valid(const struct spyre_engine_config *cfg)
 	       t->ring_bytes_per_cycle > 0 && t->spad_bytes_per_cycle > 0 &&
 	       t->burst_sticks >= 1 && t->pe_firing_cycles >= 0 &&
 	       t->op_firing_cycles >= 0 && t->dram_turnaround_ns >= 0 &&
-	       t->dram_latency_ns >= 0 && t->ring_hop_cycles >= 0;
+	       t->dram_latency_ns >= 0 && t->ring_hop_cycles >= 0 &&
+	       t->spad_request_cycles >= 0;
 }
 
 static enum spyre_engine_status decode_image(struct spyre_program *prog, const uint8_t *img,

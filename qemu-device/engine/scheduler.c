@@ -44,6 +44,7 @@ struct stream_run {
 	uint32_t entered, left;		/* sticks into and out of the FIFO */
 	uint64_t src_base, dst_base;	/* DRAM endpoints: argument + offset */
 	uint64_t done_at;		/* when the last stick left */
+	int64_t src_next, dst_next;	/* scratchpad patterns: where a run would go on */
 };
 
 enum agent_kind { AGENT_SRC, AGENT_DST, AGENT_OP };
@@ -64,6 +65,7 @@ struct core_run {
 	uint8_t *spad;
 	struct stream_run streams[SPK_MAX_STREAMS];
 	uint64_t pe_free, sfp_free;
+	uint64_t port_free[2];		/* scratchpad ports: SPAD_READ, SPAD_WRITE */
 	unsigned first_agent, num_agents;
 	uint32_t linked;		/* slots sharing a ring stream with this one */
 };
@@ -168,11 +170,62 @@ static bool stream_may_enter(const struct core_run *cr, const struct stream_run 
 	return true;
 }
 
-static struct stream_run *ring_receiver(struct run *r, const struct stream_desc *d,
-					unsigned core, struct core_run **rc)
+/*
+ * The receiving stream of ring sender d on the first core >= *core of its
+ * destination mask (which *core becomes), or NULL past the last.
+ */
+static struct stream_run *next_receiver(struct run *r, const struct stream_desc *d,
+					unsigned *core, struct core_run **rc)
 {
-	*rc = &r->cores[r->prog->core_slot[core]];
-	return &(*rc)->streams[d->dst.ref];
+	for (; *core < r->prog->cfg.num_cores; ++*core) {
+		if (d->dst.core & (1u << *core)) {
+			*rc = &r->cores[r->prog->core_slot[*core]];
+			return &(*rc)->streams[d->dst.ref];
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The scratchpad ports a stream agent's transfer holds (docs/engine.md
+ * "Scratchpad ports"): sticks are read where they leave scratchpad storage
+ * (a scratchpad source, an op's output FIFO) and written where they land
+ * in it (a scratchpad destination, an op's input FIFO).  A FIFO between
+ * DRAM, ring and scratchpad ends is the data mover's staging, not storage.
+ */
+static void stream_ports(const struct stream_desc *d, bool src_agent, bool port[2])
+{
+	port[SPAD_READ] = src_agent ? d->src.kind == SPK_EP_SCRATCH : d->src.kind == SPK_EP_OP;
+	port[SPAD_WRITE] = src_agent ? d->dst.kind == SPK_EP_OP : d->dst.kind == SPK_EP_SCRATCH;
+}
+
+/* Start no earlier than the ports a transfer needs are free. */
+static uint64_t ports_ready(const struct core_run *cr, const bool port[2], uint64_t t)
+{
+	for (int p = 0; p < 2; p++)
+		if (port[p])
+			t = max_u64(t, cr->port_free[p]);
+	return t;
+}
+
+/*
+ * Hold the ports from t for bytes each, plus the pattern's requests on the
+ * first port held.  Returns when the last is released (t if none).
+ */
+static uint64_t hold_ports(struct run *r, struct core_run *cr, const bool port[2], uint64_t t,
+			   uint64_t bytes, uint32_t runs)
+{
+	uint64_t end = t;
+
+	for (int p = 0; p < 2; p++) {
+		if (!port[p])
+			continue;
+		cr->port_free[p] = max_u64(t, cr->port_free[p]) +
+				   timing_port_ticks(r->t, bytes, runs);
+		end = max_u64(end, cr->port_free[p]);
+		runs = 0;
+	}
+	return end;
 }
 
 static bool src_ready(struct run *r, struct agent *a, uint64_t *t, uint32_t *n)
@@ -180,13 +233,15 @@ static bool src_ready(struct run *r, struct agent *a, uint64_t *t, uint32_t *n)
 	struct core_run *cr = &r->cores[a->slot];
 	struct stream_run *s = &cr->streams[a->index];
 	uint32_t left = s->desc->total_sticks - s->entered;
+	bool port[2];
 
 	if (!left || !fifo_space(&s->fifo) || !stream_may_enter(cr, s, t))
 		return false;
 	*n = left < r->t->burst_sticks ? left : r->t->burst_sticks;
 	if (*n > fifo_space(&s->fifo))
 		*n = fifo_space(&s->fifo);
-	*t = max_u64(*t, fifo_room_time(&s->fifo, *n));
+	stream_ports(s->desc, true, port);
+	*t = ports_ready(cr, port, max_u64(*t, fifo_room_time(&s->fifo, *n)));
 	return true;
 }
 
@@ -195,32 +250,25 @@ static bool dst_ready(struct run *r, struct agent *a, uint64_t *t, uint32_t *n)
 	struct core_run *cr = &r->cores[a->slot];
 	struct stream_run *s = &cr->streams[a->index];
 	const struct stream_desc *d = s->desc;
+	struct core_run *rc;
+	struct stream_run *rs;
+	bool port[2];
 
 	*n = s->fifo.count < r->t->burst_sticks ? s->fifo.count : r->t->burst_sticks;
 	if (!*n)
 		return false;
 	if (d->dst.kind == SPK_EP_RING) {
-		for (unsigned c = 0; c < r->prog->cfg.num_cores; c++) {
-			struct core_run *rc;
-			struct stream_run *rs;
-
-			if (!(d->dst.core & (1u << c)))
-				continue;
-			rs = ring_receiver(r, d, c, &rc);
+		for (unsigned c = 0; (rs = next_receiver(r, d, &c, &rc)); c++) {
 			if (!fifo_space(&rs->fifo) || !stream_may_enter(rc, rs, t))
 				return false;
 			if (*n > fifo_space(&rs->fifo))
 				*n = fifo_space(&rs->fifo);
 		}
-		for (unsigned c = 0; c < r->prog->cfg.num_cores; c++) {
-			struct core_run *rc;
-
-			if (d->dst.core & (1u << c))
-				*t = max_u64(*t, fifo_room_time(&ring_receiver(r, d, c, &rc)->fifo,
-								*n));
-		}
+		for (unsigned c = 0; (rs = next_receiver(r, d, &c, &rc)); c++)
+			*t = max_u64(*t, fifo_room_time(&rs->fifo, *n));
 	}
-	*t = max_u64(*t, fifo_ready_time(&s->fifo, *n));
+	stream_ports(d, false, port);
+	*t = ports_ready(cr, port, max_u64(*t, fifo_ready_time(&s->fifo, *n)));
 	return true;
 }
 
@@ -287,11 +335,16 @@ static uint8_t *spad_at(struct core_run *cr, const struct endpoint *ep, uint32_t
  * is written.  Sticks contiguous at both ends go in one memcpy or callback;
  * when a callback refuses a run, it is retried stick by stick so the
  * failure names the exact stick (and earlier sticks are moved).
+ *
+ * *runs counts the contiguous runs of the pattern (the transfer's
+ * requests); *next is where the previous run ended, so a run may go on
+ * from the previous transfer.
  */
 static enum spyre_engine_status move_sticks(struct run *r, struct agent *a,
 					    struct core_run *cr, const struct endpoint *ep,
 					    uint64_t base, const struct fifo *f, uint32_t slot,
-					    uint32_t first, uint32_t n, bool to_fifo, bool coalesce)
+					    uint32_t first, uint32_t n, bool to_fifo, bool coalesce,
+					    uint32_t *runs, int64_t *next)
 {
 	uint32_t i = 0;
 
@@ -306,6 +359,8 @@ static enum spyre_engine_status move_sticks(struct run *r, struct agent *a,
 		       pattern_offset(ep, first + i + run) == off + (int64_t)run * STICK_BYTES)
 			run++;
 		bytes = (size_t)run * STICK_BYTES;
+		*runs += off != *next;
+		*next = off + (int64_t)bytes;
 		if (ep->kind == SPK_EP_SCRATCH) {
 			uint8_t *sp = spad_at(cr, ep, first + i);
 
@@ -319,7 +374,7 @@ static enum spyre_engine_status move_sticks(struct run *r, struct agent *a,
 				return mem_fail(r, a, addr, to_fifo ? "read" : "write");
 			if (rc)		/* find the stick that fails */
 				return move_sticks(r, a, cr, ep, base, f, slot + i, first + i,
-						   run, to_fifo, false);
+						   run, to_fifo, false, runs, next);
 		}
 		i += run;
 	}
@@ -332,18 +387,24 @@ static enum spyre_engine_status fire_src(struct run *r, struct agent *a, uint64_
 	struct core_run *cr = &r->cores[a->slot];
 	struct stream_run *s = &cr->streams[a->index];
 	const struct endpoint *ep = &s->desc->src;
-	uint64_t done, ready;
+	uint64_t bytes = (uint64_t)n * STICK_BYTES, done, ready;
+	uint32_t runs = 0;
 	enum spyre_engine_status st;
+	bool port[2];
 
 	st = move_sticks(r, a, cr, ep, s->src_base, &s->fifo, s->fifo.count, s->entered, n,
-			 true, true);
+			 true, true, &runs, &s->src_next);
 	if (st)
 		return st;
-	if (ep->kind == SPK_EP_SCRATCH) {
-		done = ready = t + timing_spad_ticks(r->t, (uint64_t)n * STICK_BYTES);
-	} else {
-		done = dram_transfer(&r->dram, r->t, t, (uint64_t)n * STICK_BYTES, false, &ready);
-		r->stats->dram_read_bytes += (uint64_t)n * STICK_BYTES;
+	stream_ports(s->desc, true, port);
+	/* Requests to the DRAM are the DRAM model's (bursts, turnaround). */
+	done = ready = hold_ports(r, cr, port, t, bytes, ep->kind == SPK_EP_SCRATCH ? runs : 0);
+	if (ep->kind == SPK_EP_DRAM) {
+		uint64_t arrival;
+
+		done = dram_transfer(&r->dram, r->t, t, bytes, false, &arrival);
+		ready = max_u64(ready, arrival);
+		r->stats->dram_read_bytes += bytes;
 	}
 	s->entered += n;
 	fifo_push(&s->fifo, n, ready);
@@ -372,27 +433,38 @@ static void fifo_transfer(const struct fifo *from, struct fifo *to, uint32_t n)
 	}
 }
 
+/*
+ * Send n sticks over the ring.  A receiver whose stream feeds an op writes
+ * them into its scratchpad as they arrive, through its write port.
+ */
 static void fire_ring(struct run *r, struct agent *a, uint64_t t, uint32_t n, uint64_t *done)
 {
-	struct core_run *cr = &r->cores[a->slot];
+	struct core_run *cr = &r->cores[a->slot], *rc;
+	struct stream_run *rs;
 	const struct stream_desc *d = cr->streams[a->index].desc;
 	uint64_t arrival[SPYRE_ENGINE_MAX_CORES];
 	uint64_t bytes = (uint64_t)n * STICK_BYTES;
+	uint64_t port_ticks = timing_port_ticks(r->t, bytes, 0);
+	bool port[2];
 
-	*done = ring_transfer(&r->ring, r->t, cr->prog->core, d->dst.core, t, bytes, arrival,
-			      &r->stats->ring_link_bytes);
+	stream_ports(d, false, port);
+	*done = max_u64(hold_ports(r, cr, port, t, bytes, 0),
+			ring_transfer(&r->ring, r->t, cr->prog->core, d->dst.core, t, bytes,
+				      arrival, &r->stats->ring_link_bytes));
 	r->stats->ring_bytes += bytes;
-	for (unsigned c = 0; c < r->prog->cfg.num_cores; c++) {
-		struct core_run *rc;
-		struct stream_run *rs;
+	for (unsigned c = 0; (rs = next_receiver(r, d, &c, &rc)); c++) {
+		uint64_t at = arrival[c];
 
-		if (!(d->dst.core & (1u << c)))
-			continue;
-		rs = ring_receiver(r, d, c, &rc);
+		if (rs->desc->dst.kind == SPK_EP_OP) {
+			uint64_t *w = &rc->port_free[SPAD_WRITE];
+
+			*w = max_u64(at > port_ticks ? at - port_ticks : 0, *w) + port_ticks;
+			at = *w;
+		}
 		fifo_transfer(&cr->streams[a->index].fifo, &rs->fifo, n);
 		rs->entered += n;
-		fifo_push(&rs->fifo, n, arrival[c]);
-		r->end = max_u64(r->end, arrival[c]);
+		fifo_push(&rs->fifo, n, at);
+		r->end = max_u64(r->end, at);
 	}
 }
 
@@ -402,22 +474,24 @@ static enum spyre_engine_status fire_dst(struct run *r, struct agent *a, uint64_
 	struct core_run *cr = &r->cores[a->slot];
 	struct stream_run *s = &cr->streams[a->index];
 	const struct endpoint *ep = &s->desc->dst;
-	uint64_t done, unused;
+	uint64_t bytes = (uint64_t)n * STICK_BYTES, done, unused;
 
 	if (ep->kind == SPK_EP_RING) {
 		fire_ring(r, a, t, n, &done);
 	} else {
-		enum spyre_engine_status st = move_sticks(r, a, cr, ep, s->dst_base, &s->fifo, 0,
-							  s->left, n, false, true);
+		uint32_t runs = 0;
+		bool port[2];
+		enum spyre_engine_status st;
 
+		st = move_sticks(r, a, cr, ep, s->dst_base, &s->fifo, 0, s->left, n, false, true,
+				 &runs, &s->dst_next);
 		if (st)
 			return st;
-		if (ep->kind == SPK_EP_SCRATCH) {
-			done = t + timing_spad_ticks(r->t, (uint64_t)n * STICK_BYTES);
-		} else {
-			done = dram_transfer(&r->dram, r->t, t, (uint64_t)n * STICK_BYTES, true,
-					     &unused);
-			r->stats->dram_write_bytes += (uint64_t)n * STICK_BYTES;
+		stream_ports(s->desc, false, port);
+		done = hold_ports(r, cr, port, t, bytes, ep->kind == SPK_EP_SCRATCH ? runs : 0);
+		if (ep->kind == SPK_EP_DRAM) {
+			done = max_u64(done, dram_transfer(&r->dram, r->t, t, bytes, true, &unused));
+			r->stats->dram_write_bytes += bytes;
 		}
 	}
 	fifo_pop(s, n, done);
@@ -628,6 +702,7 @@ static enum spyre_engine_status setup_core(struct run *r, unsigned slot, const u
 		s->fifo.cap = s->desc->fifo_sticks;
 		s->fifo.ready = arena_alloc(r->arena, s->fifo.cap * sizeof(uint64_t));
 		s->fifo.freed = arena_alloc(r->arena, s->fifo.cap * sizeof(uint64_t));
+		s->src_next = s->dst_next = INT64_MIN;
 		memset(s->fifo.ready, 0, s->fifo.cap * sizeof(uint64_t));
 		memset(s->fifo.freed, 0, s->fifo.cap * sizeof(uint64_t));
 		/* What the program can see of the scratchpad starts as zeros. */

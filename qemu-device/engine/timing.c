@@ -78,7 +78,8 @@ uint64_t dram_transfer(struct dram_model *d, const struct spyre_timing_params *t
 	return d->free_at;
 }
 
-uint64_t timing_spad_ticks(const struct spyre_timing_params *t, uint64_t bytes)
+uint64_t timing_port_ticks(const struct spyre_timing_params *t, uint64_t bytes, uint32_t runs)
 {
-	return timing_cycles_to_ticks((double)bytes / t->spad_bytes_per_cycle);
+	return timing_cycles_to_ticks((double)bytes / t->spad_bytes_per_cycle +
+				      (double)runs * t->spad_request_cycles);
 }

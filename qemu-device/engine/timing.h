@@ -40,8 +40,14 @@ uint64_t timing_op_ticks(const struct spyre_timing_params *t, const struct op_de
 uint64_t dram_transfer(struct dram_model *d, const struct spyre_timing_params *t,
 		       uint64_t ready, uint64_t bytes, bool write, uint64_t *arrival);
 
-/* Ticks to move bytes through a core's scratchpad port. */
-uint64_t timing_spad_ticks(const struct spyre_timing_params *t, uint64_t bytes);
+/*
+ * A core's scratchpad has a read port and a write port for the sticks
+ * streams move (docs/engine.md "Scratchpad ports").  Ticks one of them is
+ * held to move bytes in `runs` contiguous pattern runs (requests).
+ */
+enum { SPAD_READ, SPAD_WRITE };
+
+uint64_t timing_port_ticks(const struct spyre_timing_params *t, uint64_t bytes, uint32_t runs);
 
 /*
  * Send bytes from core src to every core in dst_mask, starting no earlier

@@ -449,4 +449,65 @@ TEST(timing_double_buffering_overlaps)
 	test_mem_fini(&mem);
 }
 
+/*
+ * One core copies n sticks between scratchpad buffers `copies` times over
+ * (one stream each, one FIFO of 64); the destination takes every
+ * `dst_step`-th stick.  Returns device cycles.
+ */
+static uint64_t spad_copy_cycles(unsigned cores, unsigned copies, uint32_t n, uint32_t dst_step)
+{
+	struct test_mem mem;
+
+	memset(&prog, 0, sizeof(prog));
+	spyre_engine_config_default(&cfg);
+	for (unsigned c = 0; c < cores; c++) {
+		struct pb_core *pc = pb_core(&prog, c);
+
+		for (unsigned k = 0; k < copies; k++) {
+			uint16_t src = pb_buffer(pc, n * 128), dst = pb_buffer(pc, n * dst_step * 128);
+			struct pb_endpoint to = { SPK_EP_SCRATCH, dst, 0, 0, { n, 1, 1, 1 },
+						  { (int64_t)dst_step * 128, 0, 0, 0 } };
+
+			pb_stream(pc, pb_linear(SPK_EP_SCRATCH, src, 0, n), to, n, 64);
+		}
+	}
+	test_mem_init(&mem, 1 << 16);
+	EXPECT_EQ(test_run(&cfg, &prog, &mem, NULL, 0, &stats, &err), SPYRE_ENGINE_OK);
+	test_mem_fini(&mem);
+	return stats.device_cycles;
+}
+
+/*
+ * Timing: a scratchpad copy moves a stick per cycle through the write port
+ * (docs/engine.md "Scratchpad ports"); every contiguous run of a
+ * scratchpad pattern costs spad_request_cycles more, so scattering every
+ * stick costs (1 + request cycles) per stick.
+ */
+TEST(timing_scratchpad_port_requests)
+{
+	const uint32_t n = 2048;
+	uint64_t linear = spad_copy_cycles(1, 1, n, 1), scatter = spad_copy_cycles(1, 1, n, 2);
+	double per_stick = 128 / cfg.timing.spad_bytes_per_cycle;
+
+	printf("  # %u sticks: %llu cycles contiguous, %llu scattered\n", n,
+	       (unsigned long long)linear, (unsigned long long)scatter);
+	EXPECT_TRUE(fabs((double)linear - n * per_stick) <= 0.05 * n * per_stick);
+	EXPECT_TRUE(fabs((double)scatter - n * (per_stick + cfg.timing.spad_request_cycles)) <=
+		    0.05 * n * (per_stick + cfg.timing.spad_request_cycles));
+}
+
+/* Timing: copies on one core share its ports; copies on two cores do not. */
+TEST(timing_scratchpad_port_shared)
+{
+	const uint32_t n = 2048;
+	uint64_t one = spad_copy_cycles(1, 1, n, 1), same_core = spad_copy_cycles(1, 2, n, 1);
+	uint64_t two_cores = spad_copy_cycles(2, 1, n, 1);
+
+	printf("  # one copy %llu cycles, two on one core %llu, one on each of two cores %llu\n",
+	       (unsigned long long)one, (unsigned long long)same_core,
+	       (unsigned long long)two_cores);
+	EXPECT_TRUE(same_core >= 2 * one * 95 / 100);
+	EXPECT_TRUE(two_cores <= one * 105 / 100);
+}
+
 TAP_MAIN()
