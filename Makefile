@@ -38,6 +38,7 @@ ENGINE_TESTS := $(ENGINE_TEST_NAMES:%=$(B)/tests/host/%) $(ENGINE_TEST_NAMES:%=$
 HOST_TESTS += $(ENGINE_TESTS)
 .SECONDARY: $(ENGINE_OBJS) $(ENGINE_SAN_OBJS)
 VM_TESTS := $(B)/tests/vm/test_query $(B)/tests/vm/test_submit $(B)/tests/vm/test_recovery \
+	$(B)/tests/vm/test_runtime $(B)/tests/vm/runtime_bench \
 	$(B)/tests/vm/test_badinput $(B)/tests/vm/fuzz_ioctl \
 	$(B)/tests/vm/run-vm-tests.sh \
 	$(B)/tests/vm/dmesg-check.sh
@@ -157,6 +158,14 @@ fuzz: $(B)/fuzz/fuzz_engine_loader
 $(B)/tests/vm/test_query: tests/vm/test_query.c $(TEST_HDRS) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) -Itests/lib $< -o $@ $(LINK_LIB)
+
+$(B)/tests/vm/test_runtime: tests/vm/test_runtime.c $(TEST_HDRS) include/spyre_program_builder.h $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) -Itests/lib -pthread $< -o $@ $(LINK_LIB)
+
+$(B)/tests/vm/runtime_bench: tests/vm/test_runtime_bench.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $< -o $@ $(LINK_LIB)
 
 $(B)/tests/vm/test_%: tests/vm/test_%.c $(TEST_HDRS) tests/vm/spyre_vm.h include/uapi/drm/spyre_accel.h
 	@mkdir -p $(@D)

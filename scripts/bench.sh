@@ -10,7 +10,12 @@ mkdir -p "$out"
 	-L "$FIRMWARE_ROOT/usr/share/seabios" -L "$FIRMWARE_ROOT/usr/share/qemu"
 "$out/engine-bench" "$out/engine.json"
 "$out/model-bench" "$out/model.json"
-python3 - "$out/results.json" "$out/dma.json" "$out/engine.json" "$out/model.json" <<'PY'
+# libspyre's copies (runtime.h2d_gbps, runtime.d2h_gbps) against a guest memcpy.
+"$SPYRE_TOP/scripts/vm-run.sh" --timeout 600 -- \
+	'modprobe spyre && /usr/share/spyre/tests/runtime_bench 64' > "$out/runtime.log"
+grep -v '^SPYRE-BENCH-JSON ' "$out/runtime.log"
+sed -n 's/^SPYRE-BENCH-JSON //p' "$out/runtime.log" > "$out/runtime.json"
+python3 - "$out/results.json" "$out/dma.json" "$out/engine.json" "$out/model.json" "$out/runtime.json" <<'PY'
 import json, sys
 rows = []
 for path in sys.argv[2:]:

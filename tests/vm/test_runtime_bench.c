@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: MIT
+/*
+ * runtime.h2d_gbps / runtime.d2h_gbps: blocking libspyre copies between
+ * pageable host memory and a device buffer, in the guest, against a guest
+ * memcpy of the same size (the ratio is what matters: under TCG every
+ * absolute figure is the emulator's).  Best of several runs.  Prints table
+ * rows and one "SPYRE-BENCH-JSON [...]" line for scripts/bench.sh.
+ *
+ * usage: runtime_bench [MiB]   (default 64)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "spyre/spyre.h"
+
+#define RUNS 5
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int fail(const char *what, spyre_status st)
+{
+	fprintf(stderr, "runtime_bench: %s: %s: %s\n", what, spyre_strerror(st),
+		spyre_last_error_detail());
+	return 1;
+}
+
+struct row {
+	char name[48];
+	double value;
+	const char *unit;
+};
+
+int main(int argc, char **argv)
+{
+	size_t mib = argc > 1 ? strtoul(argv[1], NULL, 10) : 64, n = mib << 20;
+	double best_h2d = 1e30, best_d2h = 1e30, best_cpy = 1e30, best_ph2d = 1e30;
+	double best_pd2h = 1e30;
+	spyre_device *dev = NULL;
+	spyre_buffer *d = NULL, *pin = NULL;
+	spyre_stream *s = NULL;
+	uint8_t *src, *dst, *p = NULL;
+	struct row rows[8];
+	spyre_status st;
+	int nrows = 0;
+
+	src = malloc(n);
+	dst = malloc(n);
+	if (!mib || !src || !dst)
+		return 1;
+	for (size_t i = 0; i < n; i++)
+		src[i] = (uint8_t)(i * 7 + (i >> 12));
+	memset(dst, 1, n);
+	st = spyre_device_open(0, &dev);
+	if (st)
+		return fail("open", st);
+	if ((st = spyre_buffer_alloc(dev, n, 0, &d)) ||
+	    (st = spyre_buffer_alloc(dev, n, SPYRE_MEM_HOST, &pin)) ||
+	    (st = spyre_buffer_map(pin, (void **)&p)) ||
+	    (st = spyre_stream_create(dev, SPYRE_STREAM_PRIORITY_NORMAL, &s)))
+		return fail("setup", st);
+	memcpy(p, src, n);
+	for (int r = 0; r < RUNS; r++) {
+		double t0 = now(), t1, t2, t3, t4, t5;
+
+		memcpy(dst, src, n);
+		t1 = now();
+		st = spyre_memcpy_htod(d, 0, src, n);
+		if (st)
+			return fail("htod", st);
+		t2 = now();
+		st = spyre_memcpy_dtoh(dst, d, 0, n);
+		if (st)
+			return fail("dtoh", st);
+		t3 = now();
+		/* Pinned buffers: no staging, one DMA each way. */
+		if ((st = spyre_memcpy_htod_async(s, d, 0, p, n)) ||
+		    (st = spyre_stream_synchronize(s)))
+			return fail("pinned htod", st);
+		t4 = now();
+		if ((st = spyre_memcpy_dtoh_async(s, p, d, 0, n)) ||
+		    (st = spyre_stream_synchronize(s)))
+			return fail("pinned dtoh", st);
+		t5 = now();
+		if (memcmp(src, dst, n) || memcmp(src, p, n)) {
+			fprintf(stderr, "runtime_bench: data mismatch\n");
+			return 1;
+		}
+		best_cpy = t1 - t0 < best_cpy ? t1 - t0 : best_cpy;
+		best_h2d = t2 - t1 < best_h2d ? t2 - t1 : best_h2d;
+		best_d2h = t3 - t2 < best_d2h ? t3 - t2 : best_d2h;
+		best_ph2d = t4 - t3 < best_ph2d ? t4 - t3 : best_ph2d;
+		best_pd2h = t5 - t4 < best_pd2h ? t5 - t4 : best_pd2h;
+	}
+#define GBPS(t) ((double)n / (t) / 1e9)
+	rows[nrows++] = (struct row){ "runtime.h2d_gbps", GBPS(best_h2d), "GB/s" };
+	rows[nrows++] = (struct row){ "runtime.d2h_gbps", GBPS(best_d2h), "GB/s" };
+	rows[nrows++] = (struct row){ "runtime.guest_memcpy_gbps", GBPS(best_cpy), "GB/s" };
+	rows[nrows++] = (struct row){ "runtime.h2d_vs_memcpy", best_cpy / best_h2d, "ratio" };
+	rows[nrows++] = (struct row){ "runtime.d2h_vs_memcpy", best_cpy / best_d2h, "ratio" };
+	rows[nrows++] = (struct row){ "runtime.h2d_pinned_gbps", GBPS(best_ph2d), "GB/s" };
+	rows[nrows++] = (struct row){ "runtime.d2h_pinned_gbps", GBPS(best_pd2h), "GB/s" };
+	printf("libspyre copies of %zu MiB, best of %d (guest, TCG)\n", mib, RUNS);
+	for (int i = 0; i < nrows; i++)
+		printf("%-34s %12.3f  %s\n", rows[i].name, rows[i].value, rows[i].unit);
+	printf("SPYRE-BENCH-JSON [");
+	for (int i = 0; i < nrows; i++)
+		printf("%s{\"name\": \"%s\", \"value\": %.4f, \"unit\": \"%s\"}", i ? ", " : "",
+		       rows[i].name, rows[i].value, rows[i].unit);
+	printf("]\n");
+	spyre_device_close(dev);
+	free(src);
+	free(dst);
+	return 0;
+}
