@@ -23,6 +23,8 @@ suite_host() {
 	"$B/tests/host/test_engine_run"
 	"$B/tests/host/test_engine_run_san"
 	"$B/tests/host/test_engine_corpus_san" "$SPYRE_TOP/tests/fuzz/corpus"
+	"$B/tests/host/test_ops"
+	"$B/tests/host/test_ops_san"
 }
 
 # qtest: QEMU's qtest framework against the card (libqos "spyre" node in

@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The op calls: validate the tensors, find the op's plan in a per-device
+ * cache (generating and loading it on a miss), set every kernel's
+ * arguments and launch them on the stream.  The cache is one list under a
+ * mutex; each entry has its own mutex held across set_arg + launch, since
+ * a kernel's arguments are shared state.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../internal.h"
+#include "ops_internal.h"
+
+enum op_kind { K_MATMUL, K_ELTWISE, K_SOFTMAX, K_NORM, K_MLP, K_TRANSPOSE };
+
+/* Everything the generated program depends on; compared with memcmp. */
+struct op_key {
+	spyre_device *dev;
+	int kind, sub, act;
+	float imm;
+	uint32_t present;	/* bit i: operand i given */
+	spyre_layout l[OPS_MAX_OPERANDS];
+};
+
+struct op_entry {
+	struct op_entry *next;
+	struct op_key key;
+	pthread_mutex_t lock;
+	unsigned n;
+	spyre_kernel **kernels;
+	struct ops_launch *launches;	/* argument maps (images freed) */
+	spyre_buffer *temp;
+};
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct op_entry *cache;
+
+static void entry_free(struct op_entry *e)
+{
+	for (unsigned i = 0; i < e->n; i++)
+		spyre_kernel_destroy(e->kernels[i]);
+	spyre_buffer_free(e->temp);
+	free(e->kernels);
+	free(e->launches);
+	pthread_mutex_destroy(&e->lock);
+	free(e);
+}
+
+/* A cached entry whose kernels went away (device closed) is stale. */
+static int entry_stale(const struct op_entry *e)
+{
+	for (unsigned i = 0; i < e->n; i++)
+		if (spyre_kernel_num_args(e->kernels[i]) != e->launches[i].num_args)
+			return 1;
+	return e->temp && spyre_buffer_size(e->temp) == 0;
+}
+
+SPYRE_EXPORT spyre_status spyre_ops_cache_clear(spyre_device *dev)
+{
+	struct op_entry **pp, *e;
+
+	pthread_mutex_lock(&cache_lock);
+	for (pp = &cache; (e = *pp);) {
+		if (!dev || e->key.dev == dev) {
+			*pp = e->next;
+			entry_free(e);
+		} else {
+			pp = &e->next;
+		}
+	}
+	pthread_mutex_unlock(&cache_lock);
+	return SPYRE_SUCCESS;
+}
+
+static spyre_status generate(const struct op_key *k, struct ops_plan *plan)
+{
+	const spyre_layout *l = k->l;
+#define OPT(i) ((k->present >> (i)) & 1 ? &l[i] : NULL)
+	switch (k->kind) {
+	case K_MATMUL:
+		return ops_gen_matmul(&l[0], &l[1], (spyre_act)k->act, &l[2], plan);
+	case K_ELTWISE:
+		return ops_gen_eltwise((spyre_eltwise)k->sub, &l[0], OPT(1), k->imm, &l[2], plan);
+	case K_NORM:
+		return ops_gen_norm(k->sub, &l[0], OPT(1), OPT(2), k->imm, &l[3], plan);
+	case K_SOFTMAX:
+		return ops_gen_softmax(&l[0], &l[1], plan);
+	case K_MLP:
+		return ops_gen_mlp(&l[0], &l[1], (spyre_act)k->act, &l[2], &l[3], OPS_MLP_AUTO,
+				   plan);
+	default:
+		return ops_gen_transpose(&l[0], &l[1], plan);
+	}
+#undef OPT
+}
+
+/* Generate the plan and load its kernels: a new entry (not yet listed). */
+static spyre_status entry_create(const struct op_key *k, struct op_entry **out)
+{
+	struct ops_plan plan = { 0 };
+	struct op_entry *e = calloc(1, sizeof(*e));
+	spyre_status st;
+
+	if (!e)
+		return spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY, "op cache: out of memory");
+	e->key = *k;
+	pthread_mutex_init(&e->lock, NULL);
+	st = generate(k, &plan);
+	if (!st) {
+		e->kernels = calloc(plan.num_launches, sizeof(*e->kernels));
+		e->launches = calloc(plan.num_launches, sizeof(*e->launches));
+		if (!e->kernels || !e->launches)
+			st = spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY, "op cache: out of memory");
+	}
+	for (unsigned i = 0; !st && i < plan.num_launches; i++) {
+		st = spyre_kernel_load(k->dev, plan.launches[i].image, plan.launches[i].bytes,
+				       &e->kernels[i]);
+		if (!st) {
+			e->launches[i] = plan.launches[i];
+			e->launches[i].image = NULL;
+			e->n++;
+		}
+	}
+	if (!st && plan.temp_bytes)
+		st = spyre_buffer_alloc(k->dev, plan.temp_bytes, SPYRE_MEM_DEVICE, &e->temp);
+	ops_plan_free(&plan);
+	if (st) {
+		entry_free(e);
+		return st;
+	}
+	*out = e;
+	return SPYRE_SUCCESS;
+}
+
+static spyre_status entry_get(const struct op_key *k, struct op_entry **out)
+{
+	struct op_entry **pp, *e;
+	spyre_status st;
+
+	pthread_mutex_lock(&cache_lock);
+	for (pp = &cache; (e = *pp); pp = &e->next) {
+		if (memcmp(&e->key, k, sizeof(*k)))
+			continue;
+		if (!entry_stale(e))
+			break;
+		*pp = e->next;
+		entry_free(e);
+		e = NULL;
+		break;
+	}
+	if (!e) {
+		st = entry_create(k, &e);
+		if (st) {
+			pthread_mutex_unlock(&cache_lock);
+			return st;
+		}
+		e->next = cache;
+		cache = e;
+	}
+	pthread_mutex_unlock(&cache_lock);
+	*out = e;
+	return SPYRE_SUCCESS;
+}
+
+static spyre_status check_tensor(const char *fn, const char *name, const spyre_tensor *t,
+				 spyre_device *dev)
+{
+	uint64_t size;
+
+	if (!t)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn, name);
+	if (!t->buf)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "%s: %s has no buffer", fn,
+				       name);
+	size = spyre_buffer_size(t->buf);
+	if (!size)
+		return spyre_set_error(SPYRE_ERROR_INVALID_HANDLE,
+				       "%s: %s's buffer is not a live buffer", fn, name);
+	if (spyre_buffer_device(t->buf) != dev)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+				       "%s: %s's buffer belongs to another device than the stream",
+				       fn, name);
+	if (t->offset % SPYRE_STICK_BYTES)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+				       "%s: %s's offset %llu is not a multiple of 128", fn, name,
+				       (unsigned long long)t->offset);
+	if (t->offset > size || t->layout.bytes > size - t->offset)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+				       "%s: %s needs %llu bytes at offset %llu; its buffer has %llu",
+				       fn, name, (unsigned long long)t->layout.bytes,
+				       (unsigned long long)t->offset, (unsigned long long)size);
+	return SPYRE_SUCCESS;
+}
+
+SPYRE_EXPORT spyre_status spyre_tensor_init(spyre_tensor *t, spyre_buffer *buf,
+					    uint64_t offset, const spyre_layout *layout)
+{
+	spyre_device *dev;
+
+	if (!t || !layout)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "spyre_tensor_init: NULL");
+	t->buf = buf;
+	t->offset = offset;
+	t->layout = *layout;
+	dev = buf ? spyre_buffer_device(buf) : NULL;
+	return check_tensor("spyre_tensor_init", "the tensor", t, dev);
+}
+
+/*
+ * Validate the tensors in their slots (NULL = absent; names[i] for
+ * messages), find the plan and launch it.  Generators number their
+ * operands in slot order skipping absent ones: argument operand j is the
+ * j-th present tensor.
+ */
+static spyre_status run_op(const char *fn, spyre_stream *s, struct op_key *k,
+			   const spyre_tensor *const *t, const char *const *names, unsigned n)
+{
+	const spyre_tensor *ops[OPS_MAX_OPERANDS];
+	unsigned nops = 0;
+	struct op_entry *e;
+	spyre_device *dev;
+	spyre_status st;
+
+	if (!s)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "%s: stream is NULL", fn);
+	dev = spyre_stream_device(s);
+	if (!dev)
+		return spyre_set_error(SPYRE_ERROR_INVALID_HANDLE, "%s: not a live stream", fn);
+	k->dev = dev;
+	for (unsigned i = 0; i < n; i++) {
+		if (!t[i])
+			continue;
+		if ((st = check_tensor(fn, names[i], t[i], dev)))
+			return st;
+		k->l[i] = t[i]->layout;
+		k->present |= 1u << i;
+		ops[nops++] = t[i];
+	}
+	if ((st = entry_get(k, &e)))
+		return st;
+	pthread_mutex_lock(&e->lock);
+	for (unsigned i = 0; !st && i < e->n; i++) {
+		const struct ops_launch *l = &e->launches[i];
+
+		for (unsigned a = 0; !st && a < l->num_args; a++) {
+			if (l->arg[a] == OPS_ARG_TEMP)
+				st = spyre_kernel_set_arg(e->kernels[i], a, e->temp, 0);
+			else if (l->arg[a] < nops)
+				st = spyre_kernel_set_arg(e->kernels[i], a, ops[l->arg[a]]->buf,
+							  ops[l->arg[a]]->offset);
+			else
+				st = spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+						     "%s: internal: argument %u names operand %u",
+						     fn, a, l->arg[a]);
+		}
+		if (!st)
+			st = spyre_kernel_launch(s, e->kernels[i]);
+	}
+	pthread_mutex_unlock(&e->lock);
+	return st;
+}
+
+static void key_init(struct op_key *k, int kind, int sub, int act, float imm)
+{
+	memset(k, 0, sizeof(*k));
+	k->kind = kind;
+	k->sub = sub;
+	k->act = act;
+	k->imm = imm;
+}
+
+/* Required operands: a NULL one is an error naming it. */
+static spyre_status need(const char *fn, const spyre_tensor *const *t,
+			 const char *const *names, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (names[i] && !t[i])
+			return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+					       names[i]);
+	return SPYRE_SUCCESS;
+}
+
+#define RUN(fn, kind, sub, act, imm, req, ...)						\
+	do {										\
+		const spyre_tensor *t_[] = { __VA_ARGS__ };				\
+		const char *const *n_ = req;						\
+		unsigned c_ = sizeof(t_) / sizeof(t_[0]);				\
+		struct op_key k_;							\
+		spyre_status st_ = need(fn, t_, n_, c_);				\
+											\
+		if (st_)								\
+			return st_;							\
+		key_init(&k_, kind, sub, act, imm);					\
+		return run_op(fn, s, &k_, t_, n_, c_);					\
+	} while (0)
+
+static const char *const n_ab_c[] = { "a", "b", "c" };
+static const char *const n_x_y_out[] = { "x", "y", "out" };
+static const char *const n_x_opt_out[] = { "x", NULL, "out" };
+static const char *const n_x_y[] = { "x", "y" };
+static const char *const n_norm[] = { "x", NULL, NULL, "y" };
+static const char *const n_mlp[] = { "x", "w1", "w2", "y" };
+
+SPYRE_EXPORT spyre_status spyre_op_matmul(spyre_stream *s, const spyre_tensor *a,
+					  const spyre_tensor *b, spyre_act act, spyre_tensor *c)
+{
+	RUN("spyre_op_matmul", K_MATMUL, 0, (int)act, 0, n_ab_c, a, b, c);
+}
+
+SPYRE_EXPORT spyre_status spyre_op_binary(spyre_stream *s, spyre_eltwise op,
+					  const spyre_tensor *x, const spyre_tensor *y,
+					  spyre_tensor *out)
+{
+	if (!ops_eltwise_binary(op))
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+				       "spyre_op_binary: op %d is not a binary op", (int)op);
+	RUN("spyre_op_binary", K_ELTWISE, (int)op, 0, 0, n_x_y_out, x, y, out);
+}
+
+SPYRE_EXPORT spyre_status spyre_op_unary(spyre_stream *s, spyre_eltwise op,
+					 const spyre_tensor *x, float scale, spyre_tensor *out)
+{
+	if ((unsigned)op > SPYRE_OP_COPY || ops_eltwise_binary(op))
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+				       "spyre_op_unary: op %d is not a unary op", (int)op);
+	RUN("spyre_op_unary", K_ELTWISE, (int)op, 0, op == SPYRE_OP_SCALE ? scale : 0,
+	    n_x_opt_out, x, NULL, out);
+}
+
+SPYRE_EXPORT spyre_status spyre_op_softmax(spyre_stream *s, const spyre_tensor *x,
+					   spyre_tensor *y)
+{
+	RUN("spyre_op_softmax", K_SOFTMAX, 0, 0, 0, n_x_y, x, y);
+}
+
+SPYRE_EXPORT spyre_status spyre_op_layernorm(spyre_stream *s, const spyre_tensor *x,
+					     const spyre_tensor *gamma, const spyre_tensor *beta,
+					     float eps, spyre_tensor *y)
+{
+	RUN("spyre_op_layernorm", K_NORM, 0, 0, eps, n_norm, x, gamma, beta, y);
+}
+
+SPYRE_EXPORT spyre_status spyre_op_rmsnorm(spyre_stream *s, const spyre_tensor *x,
+					   const spyre_tensor *gamma, float eps, spyre_tensor *y)
+{
+	RUN("spyre_op_rmsnorm", K_NORM, 1, 0, eps, n_norm, x, gamma, NULL, y);
+}
+
+SPYRE_EXPORT spyre_status spyre_op_mlp(spyre_stream *s, const spyre_tensor *x,
+				       const spyre_tensor *w1, spyre_act act,
+				       const spyre_tensor *w2, spyre_tensor *y)
+{
+	RUN("spyre_op_mlp", K_MLP, 0, (int)act, 0, n_mlp, x, w1, w2, y);
+}
+
+SPYRE_EXPORT spyre_status spyre_op_transpose(spyre_stream *s, const spyre_tensor *x,
+					     spyre_tensor *y)
+{
+	RUN("spyre_op_transpose", K_TRANSPOSE, 0, 0, 0, n_x_y, x, y);
+}

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The MLP y = act(x . w1) . w2.
+ *
+ * Fused: each core takes a block of tm rows; stage 1 (MATMUL -> act)
+ * writes the block's intermediate h (tm x F, x's dtype) into a scratchpad
+ * buffer, and stage 2's MATMUL streams h from there (its streams start
+ * `after` stage 1's output stream) against w2 from device memory, so h
+ * never leaves the core.  One launch per 32 blocks.
+ *
+ * Unfused: two matmul plans through a temporary in device memory.
+ *
+ * AUTO picks fused when F is a multiple of 64 (stage 1 then has one output
+ * stream), there are at least OPS_MLP_FUSED_MIN_ROWS rows (fewer rows
+ * leave most cores idle while each core streams all of w1 and w2) and a
+ * block fits a core.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../internal.h"
+#include "plan.h"
+
+#define OPS_MLP_FUSED_MIN_ROWS	256
+
+static spyre_status mlp_check(const spyre_layout *x, const spyre_layout *w1, spyre_act act,
+			      const spyre_layout *w2, const spyre_layout *y)
+{
+	static const char fn[] = "spyre_op_mlp";
+	spyre_status st;
+
+	if ((st = ops_check_layout(fn, "x", x)) || (st = ops_check_layout(fn, "w1", w1)) ||
+	    (st = ops_check_layout(fn, "w2", w2)) || (st = ops_check_layout(fn, "y", y)))
+		return st;
+	if (w1->dtype != x->dtype || w2->dtype != x->dtype)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+				       "%s: x, w1 and w2 must share a dtype (%s, %s, %s)", fn,
+				       ops_dtype_name(x->dtype), ops_dtype_name(w1->dtype),
+				       ops_dtype_name(w2->dtype));
+	if (w1->rows != ops_last_dim(x) || w2->rows != ops_last_dim(w1))
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+				       "%s: x is .. x %u, w1 %llu x %u, w2 %llu x %u: inner sizes differ",
+				       fn, ops_last_dim(x), (unsigned long long)w1->rows,
+				       ops_last_dim(w1), (unsigned long long)w2->rows,
+				       ops_last_dim(w2));
+	if (y->rows != x->rows || ops_last_dim(y) != ops_last_dim(w2))
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+				       "%s: y is %llu x %u, needs %llu x %u", fn,
+				       (unsigned long long)y->rows, ops_last_dim(y),
+				       (unsigned long long)x->rows, ops_last_dim(w2));
+	if ((unsigned)act > SPYRE_ACT_SILU)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "%s: unknown activation %d",
+				       fn, (int)act);
+	if (x->rows > UINT32_MAX / 2)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "%s: too many rows", fn);
+	return SPYRE_SUCCESS;
+}
+
+/* Append src's launches to dst with arguments renamed by map. */
+static spyre_status append_mapped(struct ops_plan *dst, struct ops_plan *src, const uint8_t *map)
+{
+	for (unsigned i = 0; i < src->num_launches; i++) {
+		struct ops_launch *l = &src->launches[i];
+
+		if (dst->num_launches == dst->cap) {
+			unsigned cap = dst->cap ? dst->cap * 2 : 4;
+			struct ops_launch *n = realloc(dst->launches, cap * sizeof(*n));
+
+			if (!n)
+				return spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY,
+						       "spyre_op_mlp: out of memory");
+			dst->launches = n;
+			dst->cap = cap;
+		}
+		for (unsigned a = 0; a < l->num_args; a++)
+			l->arg[a] = map[l->arg[a]];
+		dst->launches[dst->num_launches++] = *l;
+		l->image = NULL;	/* moved */
+	}
+	return SPYRE_SUCCESS;
+}
+
+static spyre_status mlp_unfused(const spyre_layout *x, const spyre_layout *w1, spyre_act act,
+				const spyre_layout *w2, const spyre_layout *y,
+				struct ops_plan *plan)
+{
+	static const uint8_t map1[3] = { 0, 1, OPS_ARG_TEMP }, map2[3] = { OPS_ARG_TEMP, 2, 3 };
+	uint32_t shape[2] = { (uint32_t)x->rows, ops_last_dim(w1) };
+	struct ops_plan p = { 0 };
+	spyre_layout h;
+	spyre_status st;
+
+	if ((st = spyre_tensor_layout(x->dtype, 2, shape, &h)))
+		return st;
+	plan->temp_bytes = h.bytes;
+	if (!(st = ops_gen_matmul(x, w1, act, &h, &p)))
+		st = append_mapped(plan, &p, map1);
+	ops_plan_free(&p);
+	if (!st && !(st = ops_gen_matmul(&h, w2, SPYRE_ACT_NONE, y, &p)))
+		st = append_mapped(plan, &p, map2);
+	ops_plan_free(&p);
+	return st;
+}
+
+struct mlp_fused {
+	const spyre_layout *x, *w1, *w2, *y;
+	spyre_act act;
+	uint32_t tn1, tn2, fifo;
+};
+
+/* One core's block of rows [r0, r0 + tm). */
+static void mlp_core(const struct mlp_fused *f, struct pb_core *c, uint32_t r0, uint32_t tm)
+{
+	uint32_t F = ops_last_dim(f->w1), N = ops_last_dim(f->w2);
+	uint32_t fs = f->w1->row_sticks;	/* h: x's dtype, F wide: w1's row */
+	uint16_t h = pb_buffer(c, tm * fs * SPYRE_STICK_BYTES), s1;
+	struct mm_geom g1 = { 0 }, g2 = { 0 };
+	struct mm_item it;
+
+	g1.a = ops_mm_dram(0, f->x);
+	g1.a.base = (uint64_t)r0 * g1.a.row_bytes;
+	g1.b = ops_mm_dram(1, f->w1);
+	g1.c = (struct mm_operand){ SPK_EP_SCRATCH, h, 0, (uint64_t)fs * SPYRE_STICK_BYTES,
+				    f->x->dtype };
+	g1.act = f->act;
+	g1.K = g1.tk = ops_last_dim(f->x);
+	g1.ks = 1;
+	it = (struct mm_item){ 0, 1, tm, 0, F / f->tn1, f->tn1 };
+	s1 = ops_mm_core(&g1, &it, c, f->fifo, SPK_NONE);
+
+	g2.a = g1.c;
+	g2.b = ops_mm_dram(2, f->w2);
+	g2.c = ops_mm_dram(3, f->y);
+	g2.c.base = (uint64_t)r0 * g2.c.row_bytes;
+	g2.K = g2.tk = F;
+	g2.ks = 1;
+	if (N / f->tn2) {
+		it = (struct mm_item){ 0, 1, tm, 0, N / f->tn2, f->tn2 };
+		ops_mm_core(&g2, &it, c, f->fifo, s1);
+	}
+	if (N % f->tn2) {
+		it = (struct mm_item){ 0, 1, tm, N / f->tn2 * f->tn2, 1, N % f->tn2 };
+		ops_mm_core(&g2, &it, c, f->fifo, s1);
+	}
+}
+
+static int mlp_fits(const struct mlp_fused *f, uint32_t tm)
+{
+	struct pb_core *c = calloc(1, sizeof(*c));
+	int ok;
+
+	if (!c)
+		return 0;
+	mlp_core(f, c, 0, tm);
+	ok = ops_core_fits(c);
+	free(c);
+	return ok;
+}
+
+/* Pick tm and the tiles; 0 if no block fits a core. */
+static uint32_t mlp_fused_geometry(struct mlp_fused *f)
+{
+	uint32_t M = (uint32_t)f->x->rows, F = ops_last_dim(f->w1);
+	uint32_t N64 = (ops_last_dim(f->w2) + 63) / 64 * 64;
+	uint32_t tm = (M + OPS_CORES - 1) / OPS_CORES;
+
+	if (tm > 64)
+		tm = 64;
+	for (; tm >= 1; tm /= 2)
+		for (f->fifo = 2; f->fifo >= 1; f->fifo--)
+			for (f->tn1 = 256; f->tn1 >= 64; f->tn1 /= 2) {
+				if (F % f->tn1)
+					continue;
+				f->tn2 = f->tn1 < N64 ? f->tn1 : N64;
+				if (mlp_fits(f, tm))
+					return tm;
+			}
+	return 0;
+}
+
+static spyre_status mlp_fused_plan(struct mlp_fused *f, uint32_t tm, struct ops_plan *plan)
+{
+	static const uint8_t args[4] = { 0, 1, 2, 3 };
+	uint32_t M = (uint32_t)f->x->rows, blocks = (M + tm - 1) / tm;
+	spyre_status st = SPYRE_SUCCESS;
+
+	for (uint32_t first = 0; first < blocks && !st; first += OPS_CORES) {
+		struct pb_program *prog = ops_prog_new(4);
+
+		if (!prog)
+			return spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY,
+					       "spyre_op_mlp: out of memory");
+		for (uint32_t b = first; b < blocks && b < first + OPS_CORES; b++) {
+			uint32_t r0 = b * tm, rows = M - r0 < tm ? M - r0 : tm;
+
+			mlp_core(f, pb_core(prog, b - first), r0, rows);
+		}
+		st = ops_plan_add(plan, prog, args);
+		free(prog);
+	}
+	return st;
+}
+
+spyre_status ops_gen_mlp(const spyre_layout *x, const spyre_layout *w1, spyre_act act,
+			 const spyre_layout *w2, const spyre_layout *y, enum ops_mlp_mode mode,
+			 struct ops_plan *plan)
+{
+	struct mlp_fused f = { x, w1, w2, y, act, 0, 0, 0 };
+	spyre_status st = mlp_check(x, w1, act, w2, y);
+	uint32_t tm = 0;
+
+	if (st)
+		return st;
+	if (mode != OPS_MLP_UNFUSED && ops_last_dim(w1) % 64 == 0 &&
+	    (mode == OPS_MLP_FUSED || x->rows >= OPS_MLP_FUSED_MIN_ROWS))
+		tm = mlp_fused_geometry(&f);
+	if (tm)
+		return mlp_fused_plan(&f, tm, plan);
+	if (mode == OPS_MLP_FUSED)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+				       "spyre_op_mlp: cannot fuse (F = %u must be a multiple of 64 "
+				       "and a row's intermediate must fit a core)",
+				       ops_last_dim(w1));
+	return mlp_unfused(x, w1, act, w2, y, plan);
+}

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Relayout: y [.., C, R] = x [.., R, C] with the last two dims swapped.
+ * Tiles of up to 64 x 64 elements (whole sticks on both sides, since 64
+ * is a multiple of every dtype's stick) go through the TRANSPOSE op;
+ * tiles of one shape form a region (full, column tail, row tail, corner).
+ * Work items (one matrix of the batch, one region, a range of tile rows
+ * with all their tile columns) are dealt to 32 cores, up to 16 per core
+ * (two streams each), then to further launches.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../internal.h"
+#include "plan.h"
+
+#define TILE		64
+#define ITEMS_PER_CORE	16
+
+struct tr_item {
+	uint64_t batch;
+	uint32_t i0, ni, tr;	/* tile rows of x: rows i0 * TILE .. */
+	uint32_t col0, nj, tc;	/* x columns col0 .., nj tiles of tc */
+};
+
+static void tr_op(const spyre_layout *x, const spyre_layout *y, const struct tr_item *it,
+		  struct pb_core *c, uint32_t fifo)
+{
+	uint32_t R = x->ndim >= 2 ? x->shape[x->ndim - 2] : 1, C = ops_last_dim(x);
+	uint64_t xrow = (uint64_t)x->row_sticks * SPYRE_STICK_BYTES;
+	uint64_t yrow = (uint64_t)y->row_sticks * SPYRE_STICK_BYTES;
+	uint32_t tcs = (it->tc + x->stick_elems - 1) / x->stick_elems;
+	uint32_t trs = (it->tr + y->stick_elems - 1) / y->stick_elems;
+	uint32_t tiles = it->ni * it->nj;
+	uint64_t xb = it->batch * R * xrow, yb = it->batch * C * yrow;
+	struct pb_endpoint ex = { SPK_EP_DRAM, 0, 0,
+				  xb + (uint64_t)it->i0 * TILE * xrow +
+					  (uint64_t)it->col0 / x->stick_elems * SPYRE_STICK_BYTES,
+				  { tcs, it->tr, it->nj, it->ni },
+				  { 128, (int64_t)xrow, (int64_t)tcs * 128, (int64_t)(TILE * xrow) } };
+	struct pb_endpoint ey = { SPK_EP_DRAM, 1, 0,
+				  yb + (uint64_t)it->col0 * yrow +
+					  (uint64_t)it->i0 * TILE / y->stick_elems *
+						  SPYRE_STICK_BYTES,
+				  { trs, it->tc, it->nj, it->ni },
+				  { 128, (int64_t)yrow, (int64_t)(it->tc * yrow),
+				    (int64_t)TILE / y->stick_elems * 128 } };
+	struct pb_op *op = pb_op(c, SPK_OPC_TRANSPOSE, (uint8_t)x->dtype, (uint8_t)y->dtype, tiles,
+				 it->tr, it->tc);
+
+	op->in[0] = pb_stream(c, ex, pb_op_end(), tiles * it->tr * tcs, fifo * it->tr * tcs);
+	op->out = pb_stream(c, pb_op_end(), ey, tiles * it->tc * trs, fifo * it->tc * trs);
+}
+
+spyre_status ops_gen_transpose(const spyre_layout *x, const spyre_layout *y,
+			       struct ops_plan *plan)
+{
+	static const char fn[] = "spyre_op_transpose";
+	static const uint8_t args[2] = { 0, 1 };
+	uint32_t R, C, ni, nj, nitems = 0, cap;
+	uint64_t batches;
+	struct tr_item *items;
+	spyre_status st;
+
+	if ((st = ops_check_layout(fn, "x", x)) || (st = ops_check_layout(fn, "y", y)))
+		return st;
+	R = x->ndim >= 2 ? x->shape[x->ndim - 2] : 1;
+	C = ops_last_dim(x);
+	batches = x->rows / R;
+	if (y->dtype != x->dtype)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "%s: y is %s, x is %s", fn,
+				       ops_dtype_name(y->dtype), ops_dtype_name(x->dtype));
+	if (ops_last_dim(y) != R || y->rows != batches * C ||
+	    (y->ndim >= 2 && y->shape[y->ndim - 2] != C))
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+				       "%s: y must be x's shape with the last two dims swapped "
+				       "(.. x %u x %u)", fn, C, R);
+	ni = R / TILE;
+	nj = C / TILE;
+	/* Items: per matrix, per region, tile rows split in up to 4 ranges. */
+	cap = (uint32_t)(batches * 4 * 4);
+	if (batches > (1u << 20))
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "%s: batch too large", fn);
+	items = calloc(cap, sizeof(*items));
+	if (!items)
+		return spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+	for (uint64_t b = 0; b < batches; b++)
+		for (int r = 0; r < 4; r++) {
+			uint32_t rni = r < 2 ? ni : (R % TILE ? 1 : 0);
+			uint32_t rnj = r % 2 == 0 ? nj : (C % TILE ? 1 : 0);
+			uint32_t tr = r < 2 ? TILE : R % TILE, tc = r % 2 == 0 ? TILE : C % TILE;
+			uint32_t i0 = r < 2 ? 0 : ni, col0 = r % 2 == 0 ? 0 : nj * TILE;
+			/* Split many tile rows so that a lone matrix spreads over cores. */
+			uint32_t parts = batches >= OPS_CORES ? 1 : rni < 4 ? rni : 4;
+
+			if (!rni || !rnj)
+				continue;
+			if (batches == 1 && rni >= OPS_CORES)
+				parts = 4;
+			for (uint32_t p = 0; p < parts; p++) {
+				uint32_t a = rni * p / parts, e = rni * (p + 1) / parts;
+
+				items[nitems++] = (struct tr_item){ b, i0 + a, e - a, tr,
+								    col0, rnj, tc };
+			}
+		}
+	/* Deal items to cores, ITEMS_PER_CORE each, then to more launches. */
+	for (uint32_t first = 0; first < nitems && !st;
+	     first += OPS_CORES * ITEMS_PER_CORE) {
+		struct pb_program *prog = ops_prog_new(2);
+		uint32_t last = nitems - first < OPS_CORES * ITEMS_PER_CORE ?
+					nitems - first : OPS_CORES * ITEMS_PER_CORE;
+
+		if (!prog) {
+			st = spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+			break;
+		}
+		for (uint32_t k = 0; k < last; k++)
+			tr_op(x, y, &items[first + k], pb_core(prog, k % OPS_CORES), 2);
+		for (unsigned core = 0; core < OPS_CORES; core++)
+			if ((prog->core_mask >> core & 1) && !ops_core_fits(&prog->cores[core]))
+				st = spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+						     "%s: program does not fit a core", fn);
+		if (!st)
+			st = ops_plan_add(plan, prog, args);
+		free(prog);
+	}
+	free(items);
+	return st;
+}
