@@ -16,9 +16,9 @@ WARN := -Wall -Wextra -Werror
 CFLAGS_COMMON := -std=c11 -D_DEFAULT_SOURCE -O2 -g $(WARN) -Iinclude -Ilibspyre/include $(PKG_CFLAGS)
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-LIB_SRCS := $(wildcard libspyre/*.c)
-LIB_HDRS := $(wildcard libspyre/*.h libspyre/include/spyre/*.h) include/spyre_regs.h \
-	include/uapi/drm/spyre_accel.h
+LIB_SRCS := $(wildcard libspyre/*.c libspyre/ops/*.c)
+LIB_HDRS := $(wildcard libspyre/*.h libspyre/ops/*.h libspyre/include/spyre/*.h) include/spyre_regs.h \
+	include/uapi/drm/spyre_accel.h include/spyre_program.h include/spyre_program_builder.h
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 LIB_SAN_OBJS := $(LIB_SRCS:%.c=$(B)/obj-san/%.o)
 LIB := $(B)/lib/libspyre.so.$(VERSION)
@@ -36,10 +36,18 @@ ENGINE_TEST_NAMES := test_engine_ops test_engine_loader test_engine_run test_eng
 ENGINE_TEST_HDRS := tests/lib/tap.h include/spyre_program_builder.h tests/host/engine_testlib.h
 ENGINE_TESTS := $(ENGINE_TEST_NAMES:%=$(B)/tests/host/%) $(ENGINE_TEST_NAMES:%=$(B)/tests/host/%_san)
 HOST_TESTS += $(ENGINE_TESTS)
+# The op library's program generators (not its launch wrappers) run on the
+# host engine: test_ops links them with the engine objects.
+OPS_GEN_SRCS := $(filter-out libspyre/ops/launch.c,$(wildcard libspyre/ops/*.c)) libspyre/error.c \
+	libspyre/log.c
+HOST_TESTS += $(B)/tests/host/test_ops $(B)/tests/host/test_ops_san
 .SECONDARY: $(ENGINE_OBJS) $(ENGINE_SAN_OBJS)
 VM_TESTS := $(B)/tests/vm/test_query $(B)/tests/vm/test_submit $(B)/tests/vm/test_recovery \
 	$(B)/tests/vm/test_runtime $(B)/tests/vm/runtime_bench \
+	$(B)/tests/vm/test_runtime $(B)/tests/vm/runtime_bench \
 	$(B)/tests/vm/test_badinput $(B)/tests/vm/fuzz_ioctl \
+	$(B)/tests/vm/test_debugfs $(B)/tests/vm/test_stress $(B)/tests/vm/test_lifecycle \
+	$(B)/tests/vm/test_prime2 $(B)/tests/vm/bench_null_job \
 	$(B)/tests/vm/run-vm-tests.sh \
 	$(B)/tests/vm/dmesg-check.sh
 TEST_HDRS := tests/lib/tap.h
@@ -120,6 +128,18 @@ $(B)/tests/host/test_engine_%_san: tests/host/test_engine_%.c $(ENGINE_TEST_HDRS
 	@mkdir -p $(@D)
 	$(CC) $(ENGINE_CFLAGS) $(SAN) -Itests/lib -Itests/host $< $(ENGINE_SAN_OBJS) -o $@ -lm -pthread
 
+OPS_TEST_FLAGS := $(CFLAGS_COMMON) -Iqemu-device/engine -Ilibspyre/ops -Itests/lib -Itests/host
+$(B)/tests/host/test_ops: tests/host/test_ops.c $(ENGINE_TEST_HDRS) $(OPS_GEN_SRCS:%.c=$(B)/obj/%.o) \
+		$(ENGINE_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(OPS_TEST_FLAGS) $< $(OPS_GEN_SRCS:%.c=$(B)/obj/%.o) $(ENGINE_OBJS) -o $@ -lm -pthread
+
+$(B)/tests/host/test_ops_san: tests/host/test_ops.c $(ENGINE_TEST_HDRS) \
+		$(OPS_GEN_SRCS:%.c=$(B)/obj-san/%.o) $(ENGINE_SAN_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(OPS_TEST_FLAGS) $(SAN) $< $(OPS_GEN_SRCS:%.c=$(B)/obj-san/%.o) $(ENGINE_SAN_OBJS) \
+		-o $@ -lm -pthread
+
 # The corpus replay also links the fuzz target's one-input function.
 FUZZ_ONE := tests/fuzz/fuzz_engine_loader.c tests/fuzz/fuzz_engine_loader.h
 $(B)/tests/host/test_engine_corpus: tests/host/test_engine_corpus.c $(FUZZ_ONE) $(ENGINE_OBJS)
@@ -167,9 +187,21 @@ $(B)/tests/vm/runtime_bench: tests/vm/test_runtime_bench.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $< -o $@ $(LINK_LIB)
 
+$(B)/tests/vm/test_runtime: tests/vm/test_runtime.c $(TEST_HDRS) include/spyre_program_builder.h $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) -Itests/lib -pthread $< -o $@ $(LINK_LIB)
+
+$(B)/tests/vm/runtime_bench: tests/vm/test_runtime_bench.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $< -o $@ $(LINK_LIB)
+
 $(B)/tests/vm/test_%: tests/vm/test_%.c $(TEST_HDRS) tests/vm/spyre_vm.h include/uapi/drm/spyre_accel.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) -Itests/lib $< -o $@
+
+$(B)/tests/vm/bench_null_job: tests/vm/bench_null_job.c tests/vm/spyre_vm.h include/uapi/drm/spyre_accel.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $< -o $@
 
 $(B)/tests/vm/fuzz_ioctl: tests/vm/fuzz_ioctl.c include/uapi/drm/spyre_accel.h include/spyre_regs.h
 	@mkdir -p $(@D)
