@@ -106,7 +106,8 @@ $(B)/tests/host/test_libspyre: tests/host/test_libspyre.c $(TEST_HDRS) $(LIB)
 # The same tests against the library built with ASan and UBSan.
 $(B)/tests/host/test_libspyre_san: tests/host/test_libspyre.c $(TEST_HDRS) $(LIB_SAN_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) $(SAN) -Itests/lib -pthread $< $(LIB_SAN_OBJS) -o $@ $(PKG_LIBS)
+	$(CC) $(CFLAGS_COMMON) $(SAN) -DSPYRE_TEST_INTERNALS -Ilibspyre -Itests/lib -pthread $< \
+		$(LIB_SAN_OBJS) -o $@ $(PKG_LIBS)
 
 $(B)/obj/qemu-device/engine/%.o: qemu-device/engine/%.c $(ENGINE_HDRS)
 	@mkdir -p $(@D)
