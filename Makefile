@@ -44,7 +44,7 @@ HOST_TESTS += $(B)/tests/host/test_ops $(B)/tests/host/test_ops_san
 .SECONDARY: $(ENGINE_OBJS) $(ENGINE_SAN_OBJS)
 VM_TESTS := $(B)/tests/vm/test_query $(B)/tests/vm/test_submit $(B)/tests/vm/test_recovery \
 	$(B)/tests/vm/test_runtime $(B)/tests/vm/runtime_bench \
-	$(B)/tests/vm/test_badinput $(B)/tests/vm/fuzz_ioctl \
+	$(B)/tests/vm/test_badinput $(B)/tests/vm/fuzz_ioctl $(B)/tests/vm/test_ops \
 	$(B)/tests/vm/run-vm-tests.sh \
 	$(B)/tests/vm/dmesg-check.sh
 TEST_HDRS := tests/lib/tap.h
@@ -184,6 +184,10 @@ $(B)/tests/vm/test_runtime: tests/vm/test_runtime.c $(TEST_HDRS) include/spyre_p
 $(B)/tests/vm/runtime_bench: tests/vm/test_runtime_bench.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $< -o $@ $(LINK_LIB)
+
+$(B)/tests/vm/test_ops: tests/vm/test_ops.c $(TEST_HDRS) libspyre/include/spyre/spyre_ops.h $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) -Itests/lib -pthread $< -o $@ $(LINK_LIB) -lm
 
 $(B)/tests/vm/test_%: tests/vm/test_%.c $(TEST_HDRS) tests/vm/spyre_vm.h include/uapi/drm/spyre_accel.h
 	@mkdir -p $(@D)

@@ -7,6 +7,7 @@
  * a kernel's arguments are shared state.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -127,8 +128,12 @@ static spyre_status entry_create(const struct op_key *k, struct op_entry **out)
 		st = spyre_buffer_alloc(k->dev, plan.temp_bytes, SPYRE_MEM_DEVICE, &e->temp);
 	ops_plan_free(&plan);
 	if (st) {
+		/* Cleaning up makes runtime calls, which reset the detail. */
+		char detail[256];
+
+		snprintf(detail, sizeof(detail), "%s", spyre_last_error_detail());
 		entry_free(e);
-		return st;
+		return spyre_set_error(st, "%s", detail);
 	}
 	*out = e;
 	return SPYRE_SUCCESS;

@@ -4,15 +4,23 @@
  * target attributes and picked at run time, so the library still builds
  * with plain -std=c11 for any x86-64 and runs on CPUs without AVX.
  *
- * Tiles: MR x NR = 8 x 32 of C.  AVX-512 keeps all of it in 16 registers
- * for the whole k block; AVX2+FMA works on it as four 4 x 16 quarters.
+ * Tiles: AVX-512 16 x 16 (16 zmm accumulators, one B vector a k step, so
+ * one conversion feeds 16 FMAs and the FMA units stay busy); AVX2 6 x 16
+ * (12 ymm accumulators); portable 16 x 16 (so each B value is converted
+ * once per 16 rows).  B is converted in registers
+ * from wherever it lies; A is packed once per firing, MR rows
+ * interleaved, so a k step's A values are one contiguous run.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dtype.h"
 #include "gemm.h"
 #include "spyre_program.h"
+
+static const unsigned isa_mr[GEMM_ISA_COUNT] = { 16, 6, 16 };
+static const char *const isa_names[GEMM_ISA_COUNT] = { "portable", "avx2", "avx512" };
 
 static inline float load_elem(const uint8_t *p, unsigned dtype, size_t i)
 {
@@ -27,48 +35,58 @@ static inline float load_elem(const uint8_t *p, unsigned dtype, size_t i)
 	return dtype == SPK_DT_FP16 ? fp16_to_f32(h) : bf16_to_f32(h);
 }
 
+static inline size_t elem_size(unsigned dtype)
+{
+	return dtype == SPK_DT_FP32 ? 4 : 2;
+}
+
+/* Panel p's columns kk0 .. k - 1, one element at a time; rows past `rows` are 0. */
 static void pack_a_portable(const uint8_t *a, size_t a_row, unsigned dtype, uint32_t rows,
-			    uint32_t k, uint32_t p, float *dst, uint32_t kk0)
+			    uint32_t k, uint32_t p, unsigned mr, float *dst, uint32_t kk0)
 {
 	for (uint32_t kk = kk0; kk < k; kk++)
-		for (uint32_t r = 0; r < GEMM_MR; r++) {
-			uint32_t row = p * GEMM_MR + r;
+		for (uint32_t r = 0; r < mr; r++) {
+			uint32_t row = p * mr + r;
 
-			dst[(size_t)kk * GEMM_MR + r] =
+			dst[(size_t)kk * mr + r] =
 				row < rows ? load_elem(a + row * a_row, dtype, kk) : 0.0f;
 		}
 }
 
-static void pack_b_portable(const uint8_t *b, size_t b_row, unsigned dtype, uint32_t k0,
-			    uint32_t k1, uint32_t j0, uint32_t n, float *dst)
+/* The portable tile: a k step converts the NR B values once. */
+static void tile_portable(const float *ap, const uint8_t *b, size_t b_row, unsigned dtype,
+			  uint32_t k, float *c, size_t ldc, uint32_t rows, uint32_t cols,
+			  bool zero)
 {
-	for (uint32_t kk = k0; kk < k1; kk++)
+	const unsigned mr = isa_mr[GEMM_PORTABLE];
+	float acc[16][GEMM_NR], bv[GEMM_NR];
+
+	for (uint32_t r = 0; r < mr; r++)
 		for (uint32_t j = 0; j < GEMM_NR; j++)
-			dst[(size_t)(kk - k0) * GEMM_NR + j] =
-				j0 + j < n ? load_elem(b + kk * b_row, dtype, j0 + j) : 0.0f;
-}
-
-static void tile_portable(const float *ap, const float *bp, uint32_t kc, float *c, size_t ldc,
-			  uint32_t rows, uint32_t cols)
-{
+			acc[r][j] = zero || r >= rows || j >= cols ? 0.0f : c[r * ldc + j];
+	for (uint32_t kk = 0; kk < k; kk++) {
+		for (uint32_t j = 0; j < cols; j++)
+			bv[j] = load_elem(b, dtype, j);
+		for (uint32_t r = 0; r < rows; r++)
+			for (uint32_t j = 0; j < cols; j++)
+				acc[r][j] = fmaf(ap[r], bv[j], acc[r][j]);
+		ap += mr;
+		b += b_row;
+	}
 	for (uint32_t r = 0; r < rows; r++)
-		for (uint32_t j = 0; j < cols; j++) {
-			float v = c[r * ldc + j];
-
-			for (uint32_t kk = 0; kk < kc; kk++)
-				v = fmaf(ap[(size_t)kk * GEMM_MR + r], bp[(size_t)kk * GEMM_NR + j], v);
-			c[r * ldc + j] = v;
-		}
+		memcpy(c + r * ldc, acc[r], cols * sizeof(float));
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
 #define X86_HAVE_SIMD 1
+#define AVX2_TARGET	__attribute__((target("avx2,fma,f16c")))
+#define AVX512_TARGET	__attribute__((target("avx512f,avx2,fma,f16c")))
+#define INLINE		static inline __attribute__((always_inline))
 
 /* 8 elements of dtype from p as fp32, exactly. */
-__attribute__((target("avx2,f16c")))
-static inline __m256 load8(const uint8_t *p, unsigned dtype)
+INLINE AVX2_TARGET __m256 load8(const uint8_t *p, unsigned dtype)
 {
 	if (dtype == SPK_DT_FP32)
 		return _mm256_loadu_ps((const float *)(const void *)p);
@@ -78,139 +96,199 @@ static inline __m256 load8(const uint8_t *p, unsigned dtype)
 		_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)p)), 16));
 }
 
-/* A panel: 8 rows x 8 k at a time, transposed in registers. */
-__attribute__((target("avx2,f16c")))
-static void pack_a_avx2(const uint8_t *a, size_t a_row, unsigned dtype, uint32_t rows,
-			uint32_t k, uint32_t p, float *dst)
+/* 16 elements of dtype from p as fp32, exactly. */
+INLINE AVX512_TARGET __m512 load16(const uint8_t *p, unsigned dtype)
 {
-	size_t esz = dtype == SPK_DT_FP32 ? 4 : 2;
-	uint32_t k8 = k & ~7u;
-
-	if (p * GEMM_MR + GEMM_MR > rows) {
-		pack_a_portable(a, a_row, dtype, rows, k, p, dst, 0);
-		return;
-	}
-	for (uint32_t kk = 0; kk < k8; kk += 8) {
-		__m256 v[8], t[8];
-
-		for (int r = 0; r < 8; r++)
-			v[r] = load8(a + (size_t)(p * GEMM_MR + r) * a_row + kk * esz, dtype);
-		for (int r = 0; r < 8; r += 2) {
-			t[r] = _mm256_unpacklo_ps(v[r], v[r + 1]);
-			t[r + 1] = _mm256_unpackhi_ps(v[r], v[r + 1]);
-		}
-		for (int r = 0; r < 8; r += 4) {
-			v[r] = _mm256_shuffle_ps(t[r], t[r + 2], 0x44);
-			v[r + 1] = _mm256_shuffle_ps(t[r], t[r + 2], 0xee);
-			v[r + 2] = _mm256_shuffle_ps(t[r + 1], t[r + 3], 0x44);
-			v[r + 3] = _mm256_shuffle_ps(t[r + 1], t[r + 3], 0xee);
-		}
-		for (int r = 0; r < 4; r++) {
-			t[r] = _mm256_permute2f128_ps(v[r], v[r + 4], 0x20);
-			t[r + 4] = _mm256_permute2f128_ps(v[r], v[r + 4], 0x31);
-		}
-		for (int r = 0; r < 8; r++)
-			_mm256_storeu_ps(dst + (size_t)(kk + r) * GEMM_MR, t[r]);
-	}
-	pack_a_portable(a, a_row, dtype, rows, k, p, dst, k8);
+	if (dtype == SPK_DT_FP32)
+		return _mm512_loadu_ps((const float *)(const void *)p);
+	if (dtype == SPK_DT_FP16)
+		return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)p));
+	return _mm512_castsi512_ps(_mm512_slli_epi32(
+		_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(const void *)p)), 16));
 }
 
-__attribute__((target("avx2,f16c")))
-static void pack_b_avx2(const uint8_t *b, size_t b_row, unsigned dtype, uint32_t k0,
-			uint32_t k1, uint32_t j0, uint32_t n, float *dst)
+/* Rows row0 .. row0 + 7 of A, k columns kk .. kk + 7, to dst[i * stride + r]. */
+INLINE AVX2_TARGET void transpose8(const uint8_t *a, size_t a_row, unsigned dtype, uint32_t kk,
+				   float *dst, size_t stride)
 {
-	size_t esz = dtype == SPK_DT_FP32 ? 4 : 2;
+	__m256 v[8], t[8];
 
-	if (j0 + GEMM_NR > n) {
-		pack_b_portable(b, b_row, dtype, k0, k1, j0, n, dst);
-		return;
+#pragma GCC unroll 8
+	for (int r = 0; r < 8; r++)
+		v[r] = load8(a + r * a_row + kk * elem_size(dtype), dtype);
+#pragma GCC unroll 4
+	for (int r = 0; r < 8; r += 2) {
+		t[r] = _mm256_unpacklo_ps(v[r], v[r + 1]);
+		t[r + 1] = _mm256_unpackhi_ps(v[r], v[r + 1]);
 	}
-	for (uint32_t kk = k0; kk < k1; kk++) {
-		const uint8_t *row = b + kk * b_row + j0 * esz;
-		float *d = dst + (size_t)(kk - k0) * GEMM_NR;
+#pragma GCC unroll 2
+	for (int r = 0; r < 8; r += 4) {
+		v[r] = _mm256_shuffle_ps(t[r], t[r + 2], 0x44);
+		v[r + 1] = _mm256_shuffle_ps(t[r], t[r + 2], 0xee);
+		v[r + 2] = _mm256_shuffle_ps(t[r + 1], t[r + 3], 0x44);
+		v[r + 3] = _mm256_shuffle_ps(t[r + 1], t[r + 3], 0xee);
+	}
+#pragma GCC unroll 4
+	for (int r = 0; r < 4; r++) {
+		t[r] = _mm256_permute2f128_ps(v[r], v[r + 4], 0x20);
+		t[r + 4] = _mm256_permute2f128_ps(v[r], v[r + 4], 0x31);
+	}
+#pragma GCC unroll 8
+	for (int r = 0; r < 8; r++)
+		_mm256_storeu_ps(dst + r * stride, t[r]);
+}
 
-		for (int q = 0; q < 4; q++)
-			_mm256_storeu_ps(d + 8 * q, load8(row + 8 * q * esz, dtype));
+/* A full 16-row panel (AVX-512 layout): 8x8 register transposes. */
+INLINE AVX2_TARGET void pack16_body(const uint8_t *a, size_t a_row, unsigned dtype, uint32_t k,
+				    float *dst)
+{
+	uint32_t kk = 0;
+
+	for (; kk + 8 <= k; kk += 8) {
+		transpose8(a, a_row, dtype, kk, dst + (size_t)kk * 16, 16);
+		transpose8(a + 8 * a_row, a_row, dtype, kk, dst + (size_t)kk * 16 + 8, 16);
+	}
+	for (; kk < k; kk++)
+		for (uint32_t r = 0; r < 16; r++)
+			dst[(size_t)kk * 16 + r] = load_elem(a + r * a_row, dtype, kk);
+}
+
+/* A full 6-row panel (AVX2 layout): rows converted 8 at a time, then interleaved. */
+INLINE AVX2_TARGET void pack6_body(const uint8_t *a, size_t a_row, unsigned dtype, uint32_t k,
+				   float *dst)
+{
+	uint32_t kk = 0;
+
+	for (; kk + 8 <= k; kk += 8) {
+		float t[6][8];
+
+#pragma GCC unroll 6
+		for (int r = 0; r < 6; r++)
+			_mm256_storeu_ps(t[r], load8(a + r * a_row + kk * elem_size(dtype), dtype));
+		for (int i = 0; i < 8; i++)
+#pragma GCC unroll 6
+			for (int r = 0; r < 6; r++)
+				dst[(size_t)(kk + i) * 6 + r] = t[r][i];
+	}
+	for (; kk < k; kk++)
+		for (uint32_t r = 0; r < 6; r++)
+			dst[(size_t)kk * 6 + r] = load_elem(a + r * a_row, dtype, kk);
+}
+
+AVX2_TARGET static void pack_full_panel(enum gemm_isa isa, const uint8_t *a, size_t a_row,
+					unsigned dtype, uint32_t k, float *dst)
+{
+	/* One copy of each body per dtype, with the conversion inlined. */
+	if (isa == GEMM_AVX512) {
+		if (dtype == SPK_DT_FP16)
+			pack16_body(a, a_row, SPK_DT_FP16, k, dst);
+		else if (dtype == SPK_DT_BF16)
+			pack16_body(a, a_row, SPK_DT_BF16, k, dst);
+		else
+			pack16_body(a, a_row, SPK_DT_FP32, k, dst);
+	} else {
+		if (dtype == SPK_DT_FP16)
+			pack6_body(a, a_row, SPK_DT_FP16, k, dst);
+		else if (dtype == SPK_DT_BF16)
+			pack6_body(a, a_row, SPK_DT_BF16, k, dst);
+		else
+			pack6_body(a, a_row, SPK_DT_FP32, k, dst);
 	}
 }
 
-__attribute__((target("avx512f")))
-static void tile_avx512(const float *ap, const float *bp, uint32_t kc, float *c, size_t ldc,
-			uint32_t rows, uint32_t cols)
+/*
+ * The AVX-512 tile: 16 rows x 16 columns in 16 zmm registers for the
+ * whole k; a k step loads (converts) one B vector and broadcasts 16 A
+ * values.
+ */
+INLINE AVX512_TARGET void tile512_body(const float *ap, const uint8_t *b, size_t b_row,
+				       unsigned dtype, uint32_t k, float *c, size_t ldc,
+				       uint32_t rows, uint32_t cols, bool zero)
 {
-	__mmask16 m0 = cols >= 16 ? 0xffff : (__mmask16)((1u << cols) - 1);
-	__mmask16 m1 = cols >= 32 ? 0xffff : cols <= 16 ? 0 : (__mmask16)((1u << (cols - 16)) - 1);
-	__m512 c0[8], c1[8];
+	__mmask16 m = cols >= 16 ? 0xffff : (__mmask16)((1u << cols) - 1);
+	__m512 acc[16];
 
-#pragma GCC unroll 8
-	for (uint32_t r = 0; r < 8; r++) {
-		c0[r] = r < rows ? _mm512_maskz_loadu_ps(m0, c + r * ldc) : _mm512_setzero_ps();
-		c1[r] = r < rows ? _mm512_maskz_loadu_ps(m1, c + r * ldc + 16) : _mm512_setzero_ps();
-	}
-	for (uint32_t kk = 0; kk < kc; kk++) {
-		__m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);
+#pragma GCC unroll 16
+	for (uint32_t r = 0; r < 16; r++)
+		acc[r] = zero || r >= rows ? _mm512_setzero_ps() :
+					     _mm512_maskz_loadu_ps(m, c + r * ldc);
+	for (uint32_t kk = 0; kk < k; kk++) {
+		__m512 bv = load16(b, dtype);
 
-#pragma GCC unroll 8
-		for (uint32_t r = 0; r < 8; r++) {
-			__m512 av = _mm512_set1_ps(ap[r]);
-
-			c0[r] = _mm512_fmadd_ps(av, b0, c0[r]);
-			c1[r] = _mm512_fmadd_ps(av, b1, c1[r]);
-		}
-		ap += GEMM_MR;
-		bp += GEMM_NR;
+#pragma GCC unroll 16
+		for (uint32_t r = 0; r < 16; r++)
+			acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(ap[r]), bv, acc[r]);
+		ap += 16;
+		b += b_row;
 	}
-#pragma GCC unroll 8
-	for (uint32_t r = 0; r < 8; r++) {
-		if (r < rows) {
-			_mm512_mask_storeu_ps(c + r * ldc, m0, c0[r]);
-			_mm512_mask_storeu_ps(c + r * ldc + 16, m1, c1[r]);
-		}
-	}
+#pragma GCC unroll 16
+	for (uint32_t r = 0; r < 16; r++)
+		if (r < rows)
+			_mm512_mask_storeu_ps(c + r * ldc, m, acc[r]);
 }
 
-/* A 4 x 16 quarter of the tile: rows r0.., columns j0.. */
-__attribute__((target("avx2,fma")))
-static void quarter_avx2(const float *ap, const float *bp, uint32_t kc, float *c, size_t ldc,
-			 uint32_t r0, uint32_t rows, uint32_t j0, uint32_t cols)
+AVX512_TARGET static void tile_avx512(const float *ap, const uint8_t *b, size_t b_row,
+				      unsigned dtype, uint32_t k, float *c, size_t ldc,
+				      uint32_t rows, uint32_t cols, bool zero)
+{
+	if (dtype == SPK_DT_FP16)
+		tile512_body(ap, b, b_row, SPK_DT_FP16, k, c, ldc, rows, cols, zero);
+	else if (dtype == SPK_DT_BF16)
+		tile512_body(ap, b, b_row, SPK_DT_BF16, k, c, ldc, rows, cols, zero);
+	else
+		tile512_body(ap, b, b_row, SPK_DT_FP32, k, c, ldc, rows, cols, zero);
+}
+
+/* The AVX2 tile: 6 rows x 16 columns, two ymm a row. */
+INLINE AVX2_TARGET void tile256_body(const float *ap, const uint8_t *b, size_t b_row,
+				     unsigned dtype, uint32_t k, float *c, size_t ldc,
+				     uint32_t rows, uint32_t cols, bool zero)
 {
 	__m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-	int left0 = (int)cols - (int)j0, left1 = left0 - 8;
-	__m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(left0), lane);
-	__m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(left1), lane);
-	__m256 acc[4][2];
+	__m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)cols), lane);
+	__m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)cols - 8), lane);
+	size_t half = 8 * elem_size(dtype);
+	__m256 acc[6][2];
 
-	if (left0 <= 0 || r0 >= rows)
-		return;
-#pragma GCC unroll 4
-	for (uint32_t r = 0; r < 4; r++) {
-		acc[r][0] = r0 + r < rows ? _mm256_maskload_ps(c + (r0 + r) * ldc + j0, m0) :
-					    _mm256_setzero_ps();
-		acc[r][1] = r0 + r < rows ? _mm256_maskload_ps(c + (r0 + r) * ldc + j0 + 8, m1) :
-					    _mm256_setzero_ps();
+#pragma GCC unroll 6
+	for (uint32_t r = 0; r < 6; r++) {
+		bool load = !zero && r < rows;
+
+		acc[r][0] = load ? _mm256_maskload_ps(c + r * ldc, m0) : _mm256_setzero_ps();
+		acc[r][1] = load ? _mm256_maskload_ps(c + r * ldc + 8, m1) : _mm256_setzero_ps();
 	}
-	ap += r0;
-	bp += j0;
-	for (uint32_t kk = 0; kk < kc; kk++) {
-		__m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
+	for (uint32_t kk = 0; kk < k; kk++) {
+		__m256 b0 = load8(b, dtype), b1 = load8(b + half, dtype);
 
-#pragma GCC unroll 4
-		for (uint32_t r = 0; r < 4; r++) {
+#pragma GCC unroll 6
+		for (uint32_t r = 0; r < 6; r++) {
 			__m256 av = _mm256_broadcast_ss(ap + r);
 
 			acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
 			acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
 		}
-		ap += GEMM_MR;
-		bp += GEMM_NR;
+		ap += 6;
+		b += b_row;
 	}
-#pragma GCC unroll 4
-	for (uint32_t r = 0; r < 4; r++) {
-		if (r0 + r < rows) {
-			_mm256_maskstore_ps(c + (r0 + r) * ldc + j0, m0, acc[r][0]);
-			_mm256_maskstore_ps(c + (r0 + r) * ldc + j0 + 8, m1, acc[r][1]);
+#pragma GCC unroll 6
+	for (uint32_t r = 0; r < 6; r++) {
+		if (r < rows) {
+			_mm256_maskstore_ps(c + r * ldc, m0, acc[r][0]);
+			_mm256_maskstore_ps(c + r * ldc + 8, m1, acc[r][1]);
 		}
 	}
+}
+
+AVX2_TARGET static void tile_avx2(const float *ap, const uint8_t *b, size_t b_row,
+				  unsigned dtype, uint32_t k, float *c, size_t ldc, uint32_t rows,
+				  uint32_t cols, bool zero)
+{
+	if (dtype == SPK_DT_FP16)
+		tile256_body(ap, b, b_row, SPK_DT_FP16, k, c, ldc, rows, cols, zero);
+	else if (dtype == SPK_DT_BF16)
+		tile256_body(ap, b, b_row, SPK_DT_BF16, k, c, ldc, rows, cols, zero);
+	else
+		tile256_body(ap, b, b_row, SPK_DT_FP32, k, c, ldc, rows, cols, zero);
 }
 
 __attribute__((target("f16c,avx")))
@@ -236,53 +314,69 @@ static bool have_avx2(void)
 }
 #endif
 
-void gemm_pack_a(const uint8_t *a, size_t a_row, unsigned dtype, uint32_t rows, uint32_t k,
-		 uint32_t p0, uint32_t p1, float *dst, bool simd)
+enum gemm_isa gemm_isa_supported(void)
 {
+#ifdef X86_HAVE_SIMD
+	if (have_avx2())
+		return __builtin_cpu_supports("avx512f") ? GEMM_AVX512 : GEMM_AVX2;
+#endif
+	return GEMM_PORTABLE;
+}
+
+enum gemm_isa gemm_isa(bool simd)
+{
+	enum gemm_isa isa = simd ? gemm_isa_supported() : GEMM_PORTABLE;
+	const char *want = getenv("SPYRE_ENGINE_ISA");
+
+	for (int i = 0; want && i < (int)isa; i++)
+		if (!strcmp(want, isa_names[i]))
+			return (enum gemm_isa)i;
+	return isa;
+}
+
+const char *gemm_isa_name(enum gemm_isa isa)
+{
+	return isa < GEMM_ISA_COUNT ? isa_names[isa] : "?";
+}
+
+unsigned gemm_mr(enum gemm_isa isa)
+{
+	return isa_mr[isa];
+}
+
+void gemm_pack_a(enum gemm_isa isa, const uint8_t *a, size_t a_row, unsigned dtype,
+		 uint32_t rows, uint32_t k, uint32_t p0, uint32_t p1, float *dst)
+{
+	unsigned mr = isa_mr[isa];
+
 	for (uint32_t p = p0; p < p1; p++) {
-		float *d = dst + (size_t)p * k * GEMM_MR;
+		float *d = dst + (size_t)p * k * mr;
 
 #ifdef X86_HAVE_SIMD
-		if (simd && have_avx2()) {
-			pack_a_avx2(a, a_row, dtype, rows, k, p, d);
+		if (isa != GEMM_PORTABLE && (p + 1) * mr <= rows) {
+			pack_full_panel(isa, a + (size_t)p * mr * a_row, a_row, dtype, k, d);
 			continue;
 		}
 #endif
-		(void)simd;
-		pack_a_portable(a, a_row, dtype, rows, k, p, d, 0);
+		pack_a_portable(a, a_row, dtype, rows, k, p, mr, d, 0);
 	}
 }
 
-void gemm_pack_b(const uint8_t *b, size_t b_row, unsigned dtype, uint32_t k0, uint32_t k1,
-		 uint32_t j0, uint32_t n, float *dst, bool simd)
+void gemm_tile(enum gemm_isa isa, const float *ap, const uint8_t *b, size_t b_row,
+	       unsigned dtype, uint32_t k, float *c, size_t ldc, uint32_t rows, uint32_t cols,
+	       bool zero)
 {
 #ifdef X86_HAVE_SIMD
-	if (simd && have_avx2()) {
-		pack_b_avx2(b, b_row, dtype, k0, k1, j0, n, dst);
+	if (isa == GEMM_AVX512) {
+		tile_avx512(ap, b, b_row, dtype, k, c, ldc, rows, cols, zero);
+		return;
+	}
+	if (isa == GEMM_AVX2) {
+		tile_avx2(ap, b, b_row, dtype, k, c, ldc, rows, cols, zero);
 		return;
 	}
 #endif
-	(void)simd;
-	pack_b_portable(b, b_row, dtype, k0, k1, j0, n, dst);
-}
-
-void gemm_tile(const float *ap, const float *bp, uint32_t kc, float *c, size_t ldc,
-	       uint32_t rows, uint32_t cols, bool simd)
-{
-#ifdef X86_HAVE_SIMD
-	if (simd && __builtin_cpu_supports("avx512f")) {
-		tile_avx512(ap, bp, kc, c, ldc, rows, cols);
-		return;
-	}
-	if (simd && have_avx2()) {
-		for (uint32_t r0 = 0; r0 < GEMM_MR; r0 += 4)
-			for (uint32_t j0 = 0; j0 < GEMM_NR; j0 += 16)
-				quarter_avx2(ap, bp, kc, c, ldc, r0, rows, j0, cols);
-		return;
-	}
-#endif
-	(void)simd;
-	tile_portable(ap, bp, kc, c, ldc, rows, cols);
+	tile_portable(ap, b, b_row, dtype, k, c, ldc, rows, cols, zero);
 }
 
 bool simd_fp16_to_f32(const void *src, float *dst, size_t n)

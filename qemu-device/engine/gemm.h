@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The matmul op's GEMM, BLIS style: A and B are packed into fp32 panels
- * (converting fp16/bf16 at pack time, with F16C where the CPU has it) and a
- * register-blocked kernel updates MR x NR tiles of the fp32 accumulator:
+ * The matmul op's GEMM.  A is packed into fp32 panels of MR rows
+ * (converting fp16/bf16 exactly at pack time); B is read where it lies (the
+ * input FIFO), converted in registers (F16C on x86), so it is never
+ * packed or copied; a register-blocked kernel updates MR x NR tiles of the
+ * fp32 accumulator:
  *   for every i, j of the tile, in ascending kk:
  *     c[i][j] = fma(a[i][kk], b[kk][j], c[i][j])
- * Every path (AVX-512, AVX2+FMA, portable fmaf) performs exactly these
- * fused operations in this order, and packing converts exactly (fp16 and
- * bf16 are subsets of fp32), so results are bit-identical whatever the
- * CPU, the vector width, the blocking or the number of threads.
+ * Every path (AVX-512 16x16, AVX2+FMA 6x16, portable fmaf 16x16) performs
+ * exactly these fused operations in this order, and conversion is exact
+ * (fp16 and bf16 are subsets of fp32), so results are bit-identical
+ * whatever the CPU, the path, the blocking or the number of threads.
  */
 #ifndef SPYRE_ENGINE_GEMM_H
 #define SPYRE_ENGINE_GEMM_H
@@ -17,32 +19,58 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GEMM_MR	8	/* rows of a tile */
-#define GEMM_NR	32	/* columns of a tile */
-#define GEMM_KC	512	/* k per packed B panel: 64 KiB, stays in L2 */
+/* Kernel paths, slowest first. */
+enum gemm_isa {
+	GEMM_PORTABLE,		/* C fmaf, any host */
+	GEMM_AVX2,		/* AVX2 + FMA + F16C */
+	GEMM_AVX512,		/* AVX-512F (+ F16C) */
+	GEMM_ISA_COUNT
+};
+
+#define GEMM_MR_MAX	16	/* the largest MR of any path */
+#define GEMM_NR		16	/* columns of a tile, every path */
 
 /*
- * Pack A panels p0 .. p1 - 1 (MR rows each) of a rows x k matrix whose
- * row r starts at a + r * a_row (dtype SPK_DT_*): panel p's element
- * (r, kk) goes to dst[p * k * MR + kk * MR + r]; rows past `rows` are 0.
+ * The path a firing uses: the best the CPU has, GEMM_PORTABLE when simd is
+ * false, and no better than the environment variable SPYRE_ENGINE_ISA
+ * ("portable", "avx2" or "avx512") asks for, so tests can run every path
+ * on one machine.  Read at every call (once per matmul firing).
  */
-void gemm_pack_a(const uint8_t *a, size_t a_row, unsigned dtype, uint32_t rows, uint32_t k,
-		 uint32_t p0, uint32_t p1, float *dst, bool simd);
+enum gemm_isa gemm_isa(bool simd);
+
+/* The best path this CPU supports. */
+enum gemm_isa gemm_isa_supported(void);
+
+/* Name of a path ("portable", "avx2", "avx512"). */
+const char *gemm_isa_name(enum gemm_isa isa);
+
+/* Rows of an A panel (and of a tile) on a path. */
+unsigned gemm_mr(enum gemm_isa isa);
+
+/* Floats gemm_pack_a needs for a rows x k matrix on any path (panels round rows up). */
+static inline size_t gemm_pack_floats(uint32_t rows, uint32_t k)
+{
+	return ((size_t)rows + GEMM_MR_MAX - 1) * k;
+}
 
 /*
- * Pack rows k0 .. k1 - 1 and columns j0 .. j0 + NR - 1 of B (row kk at
- * b + kk * b_row; rows padded to whole sticks, so NR columns from a j0
- * below n are readable) to dst[(kk - k0) * NR + j]; columns >= n are 0.
+ * Pack A panels p0 .. p1 - 1 (MR = gemm_mr(isa) rows each) of a rows x k
+ * matrix whose row r starts at a + r * a_row (dtype SPK_DT_*): panel p's
+ * element (r, kk) goes to dst[p * k * MR + kk * MR + r]; rows past `rows`
+ * are 0.
  */
-void gemm_pack_b(const uint8_t *b, size_t b_row, unsigned dtype, uint32_t k0, uint32_t k1,
-		 uint32_t j0, uint32_t n, float *dst, bool simd);
+void gemm_pack_a(enum gemm_isa isa, const uint8_t *a, size_t a_row, unsigned dtype,
+		 uint32_t rows, uint32_t k, uint32_t p0, uint32_t p1, float *dst);
 
 /*
- * c[r][j] for r < rows <= MR, j < cols <= NR (row stride ldc floats)
- * accumulates ap (kc x MR, a packed A panel from its k0) times bp (kc x NR).
+ * One tile: c[r][j] for r < rows <= MR, j < cols <= NR (row stride ldc
+ * floats) accumulates ap (a packed A panel, k x MR) times B, whose row kk
+ * starts at b + kk * b_row (dtype SPK_DT_*; NR elements readable from b in
+ * every row, as sticks pad rows).  zero: start from 0 instead of c.
  */
-void gemm_tile(const float *ap, const float *bp, uint32_t kc, float *c, size_t ldc,
-	       uint32_t rows, uint32_t cols, bool simd);
+void gemm_tile(enum gemm_isa isa, const float *ap, const uint8_t *b, size_t b_row,
+	       unsigned dtype, uint32_t k, float *c, size_t ldc, uint32_t rows, uint32_t cols,
+	       bool zero);
 
 /* fp16 -> fp32 of n values with F16C when the CPU has it; false if it does not. */
 bool simd_fp16_to_f32(const void *src, float *dst, size_t n);

@@ -2,14 +2,17 @@
 /*
  * Matmul tile: C[M x N] (+)= A[M x K] . B[K x N], fp32 accumulation in the
  * core's scratchpad.  A is sticked on K, B and C on N (docs/engine.md).  A
- * tile takes k_steps firings: the first clears the accumulator, the last
- * writes C in the output type.  Each accumulator element is updated by
+ * tile takes k_steps firings: the first starts the accumulator from 0, the
+ * last writes C in the output type.  Each accumulator element is updated by
  * fused multiply-adds in ascending k (gemm.h), whichever thread computes
  * it: results do not depend on the host.
  *
- * A firing packs A once (the pool's threads share the panels), then each
- * thread packs the B panels of its share of the columns, one GEMM_KC block
- * at a time, and runs the tile kernel over them.
+ * A firing is one pool job when there are at least as many A panels as
+ * threads: each thread packs its own share of the row panels, runs the
+ * tile kernel over them for every column (B is read in place from the
+ * input FIFO, shared read-only) and writes its rows of C, so threads never
+ * wait for each other inside a firing.  With fewer panels than threads
+ * (small M), the threads first pack A together, then split the columns.
  */
 #include <string.h>
 
@@ -18,13 +21,14 @@
 #include "ops.h"
 
 struct matmul_job {
-	const struct op_env *env;
+	enum gemm_isa isa;
 	const uint8_t *a, *b;
-	size_t a_row, b_row;
-	unsigned dtype;
+	uint8_t *out;			/* C in the output type, on the last k step only */
+	size_t a_row, b_row, c_row, ldc, b_elem;
+	unsigned dtype, dtype_out;
 	float *apack, *acc;
-	size_t ldc;
-	uint32_t m, k, n, ipanels, jpanels;
+	bool zero;			/* the first k step: start from 0 */
+	uint32_t m, k, n, mr, ipanels, jpanels;
 };
 
 static inline uint32_t share(uint32_t total, unsigned part, unsigned parts)
@@ -32,82 +36,105 @@ static inline uint32_t share(uint32_t total, unsigned part, unsigned parts)
 	return (uint32_t)((uint64_t)total * part / parts);
 }
 
-static void pack_a_part(void *ctx, unsigned part, unsigned parts)
+static inline uint32_t min_u32(uint32_t a, uint32_t b)
 {
-	const struct matmul_job *j = ctx;
-
-	gemm_pack_a(j->a, j->a_row, j->dtype, j->m, j->k, share(j->ipanels, part, parts),
-		    share(j->ipanels, part + 1, parts), j->apack, j->env->simd);
+	return a < b ? a : b;
 }
 
-/* Part p: a share of the column panels, or of the row panels when few. */
-static void compute_part(void *ctx, unsigned part, unsigned parts)
+/* Row panels i0 .. i1 - 1 times column panels j0 .. j1 - 1 (A packed). */
+static void run_tiles(const struct matmul_job *j, uint32_t i0, uint32_t i1, uint32_t j0,
+		      uint32_t j1)
 {
-	const struct matmul_job *j = ctx;
-	bool by_cols = j->jpanels >= parts || j->jpanels >= j->ipanels;
-	uint32_t j0 = by_cols ? share(j->jpanels, part, parts) : 0;
-	uint32_t j1 = by_cols ? share(j->jpanels, part + 1, parts) : j->jpanels;
-	uint32_t i0 = by_cols ? 0 : share(j->ipanels, part, parts);
-	uint32_t i1 = by_cols ? j->ipanels : share(j->ipanels, part + 1, parts);
-	float *bpack = j->env->thread_tmp[part];
+	for (uint32_t jp = j0; jp < j1; jp++) {
+		uint32_t col = jp * GEMM_NR;
 
-	if (i0 >= i1 || j0 >= j1)
-		return;
-	for (uint32_t k0 = 0; k0 < j->k; k0 += GEMM_KC) {
-		uint32_t kc = j->k - k0 < GEMM_KC ? j->k - k0 : GEMM_KC;
+		for (uint32_t ip = i0; ip < i1; ip++) {
+			uint32_t row = ip * j->mr;
 
-		for (uint32_t jp = j0; jp < j1; jp++) {
-			uint32_t col = jp * GEMM_NR;
-			uint32_t cols = j->n - col < GEMM_NR ? j->n - col : GEMM_NR;
-
-			gemm_pack_b(j->b, j->b_row, j->dtype, k0, k0 + kc, col, j->n, bpack,
-				    j->env->simd);
-			for (uint32_t ip = i0; ip < i1; ip++) {
-				uint32_t row = ip * GEMM_MR;
-				uint32_t rows = j->m - row < GEMM_MR ? j->m - row : GEMM_MR;
-
-				gemm_tile(j->apack + ((size_t)ip * j->k + k0) * GEMM_MR, bpack, kc,
-					  j->acc + row * j->ldc + col, j->ldc, rows, cols,
-					  j->env->simd);
-			}
+			gemm_tile(j->isa, j->apack + (size_t)ip * j->k * j->mr,
+				  j->b + col * j->b_elem, j->b_row, j->dtype, j->k,
+				  j->acc + row * j->ldc + col, j->ldc, min_u32(j->mr, j->m - row),
+				  min_u32(GEMM_NR, j->n - col), j->zero);
 		}
 	}
 }
 
+static void store_rows(const struct matmul_job *j, uint32_t r0, uint32_t r1)
+{
+	for (uint32_t i = r0; i < r1; i++)
+		dtype_store(j->out + i * j->c_row, j->dtype_out, j->acc + i * j->ldc, j->n,
+			    j->c_row);
+}
+
+/* A part's row panels, start to finish. */
+static void rows_part(void *ctx, unsigned part, unsigned parts)
+{
+	const struct matmul_job *j = ctx;
+	uint32_t i0 = share(j->ipanels, part, parts), i1 = share(j->ipanels, part + 1, parts);
+
+	if (i0 >= i1)
+		return;
+	gemm_pack_a(j->isa, j->a, j->a_row, j->dtype, j->m, j->k, i0, i1, j->apack);
+	run_tiles(j, i0, i1, 0, j->jpanels);
+	if (j->out)
+		store_rows(j, i0 * j->mr, min_u32(j->m, i1 * j->mr));
+}
+
+static void pack_part(void *ctx, unsigned part, unsigned parts)
+{
+	const struct matmul_job *j = ctx;
+
+	gemm_pack_a(j->isa, j->a, j->a_row, j->dtype, j->m, j->k, share(j->ipanels, part, parts),
+		    share(j->ipanels, part + 1, parts), j->apack);
+}
+
+static void cols_part(void *ctx, unsigned part, unsigned parts)
+{
+	const struct matmul_job *j = ctx;
+
+	run_tiles(j, 0, j->ipanels, share(j->jpanels, part, parts),
+		  share(j->jpanels, part + 1, parts));
+}
+
 size_t op_matmul_tmp_floats(const struct op_desc *op)
 {
-	return ((size_t)op->rows + GEMM_MR - 1) / GEMM_MR * GEMM_MR * op->k;
+	return gemm_pack_floats(op->rows, op->k);
 }
 
 size_t op_thread_floats(const struct op_desc *op)
 {
-	return op->opcode == SPK_OPC_MATMUL ? (size_t)GEMM_KC * GEMM_NR : 0;
+	(void)op;
+	return 0;
 }
 
 bool op_matmul_fire(const struct op_env *env, const struct op_desc *op, uint32_t firing,
 		    const uint8_t *a, const uint8_t *b, uint8_t *out, float *acc, float *tmp)
 {
 	uint32_t m = op->rows, k = op->k, n = op->row_elems;
-	size_t c_row = (size_t)sticks_for(n, op->dtype_out) * STICK_BYTES;
+	uint32_t step = firing % op->k_steps;
+	bool emit = step == op->k_steps - 1;
 	struct matmul_job job = {
-		.env = env, .a = a, .b = b,
+		.isa = gemm_isa(env->simd), .a = a, .b = b,
+		.out = emit ? out : NULL,
 		.a_row = (size_t)sticks_for(k, op->dtype_in) * STICK_BYTES,
 		.b_row = (size_t)sticks_for(n, op->dtype_in) * STICK_BYTES,
-		.dtype = op->dtype_in, .apack = tmp, .acc = acc,
+		.c_row = (size_t)sticks_for(n, op->dtype_out) * STICK_BYTES,
 		.ldc = (size_t)sticks_for(n, SPK_DT_FP32) * 32,
-		.m = m, .k = k, .n = n,
-		.ipanels = (m + GEMM_MR - 1) / GEMM_MR, .jpanels = (n + GEMM_NR - 1) / GEMM_NR,
+		.b_elem = op->dtype_in == SPK_DT_FP32 ? 4 : 2,
+		.dtype = op->dtype_in, .dtype_out = op->dtype_out,
+		.apack = tmp, .acc = acc, .zero = step == 0,
+		.m = m, .k = k, .n = n, .jpanels = (n + GEMM_NR - 1) / GEMM_NR,
 	};
-	uint32_t step = firing % op->k_steps;
 
-	if (step == 0)
-		for (uint32_t i = 0; i < m; i++)
-			memset(acc + i * job.ldc, 0, n * sizeof(float));
-	pool_run(env->pool, pack_a_part, &job);
-	pool_run(env->pool, compute_part, &job);
-	if (step != op->k_steps - 1)
-		return false;
-	for (uint32_t i = 0; i < m; i++)
-		dtype_store(out + i * c_row, op->dtype_out, acc + i * job.ldc, n, c_row);
-	return true;
+	job.mr = gemm_mr(job.isa);
+	job.ipanels = (m + job.mr - 1) / job.mr;
+	if (job.ipanels >= pool_threads(env->pool)) {
+		pool_run(env->pool, rows_part, &job);
+	} else {
+		pool_run(env->pool, pack_part, &job);
+		pool_run(env->pool, cols_part, &job);
+		if (job.out)
+			store_rows(&job, 0, m);
+	}
+	return emit;
 }

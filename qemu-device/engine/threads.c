@@ -1,28 +1,43 @@
 // SPDX-License-Identifier: MIT
 /*
- * The thread pool: workers sleep on a condition variable until a job's
- * generation number changes, run their part, and count down.
+ * The thread pool.  A job is published by bumping a generation number;
+ * workers that finished the previous job spin on it for a while
+ * (POOL_SPIN_NS) before sleeping on a condition variable, and the caller
+ * spins the same way for the workers to finish.  Waking a sleeping thread
+ * costs tens to hundreds of microseconds (much more in a VM, where it is an
+ * inter-processor interrupt to a halted vCPU), as long as a whole matmul
+ * firing's share, and an engine run hands out a job every few hundred
+ * microseconds.  The spinning is bounded, so an idle pool sleeps, and
+ * after POOL_YIELD_NS it yields the CPU between checks, so a loaded host's
+ * other threads (the caller's own part, a QEMU vCPU) are not starved.
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "threads.h"
 
 #define POOL_MAX_THREADS	64
+#define POOL_SPIN_NS		1000000		/* 1 ms */
+#define POOL_YIELD_NS		50000		/* then give the CPU to others between checks */
 
 struct engine_pool {
 	unsigned threads;		/* including the caller */
 	pthread_t workers[POOL_MAX_THREADS];
-	pthread_mutex_t lock;		/* protects everything below */
+	pthread_mutex_t lock;		/* for the sleepers */
 	pthread_cond_t start, done;
-	unsigned long generation;
-	unsigned pending;
-	bool quit;
-	pool_fn fn;
+	atomic_ulong generation;	/* a new job when it changes */
+	atomic_uint pending;		/* workers still on the job */
+	atomic_uint sleepers;		/* threads waiting on start or done */
+	atomic_bool quit;
+	pool_fn fn;			/* the job: written before generation */
 	void *ctx;
 };
 
@@ -30,6 +45,84 @@ struct worker_arg {
 	struct engine_pool *pool;
 	unsigned part;
 };
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Spin until cond(pool, arg) holds or POOL_SPIN_NS pass; true if it holds. */
+static bool spin_until(struct engine_pool *pool, bool (*cond)(struct engine_pool *, unsigned long),
+		       unsigned long arg)
+{
+	uint64_t t0 = 0;
+
+	for (unsigned i = 1;; i++) {
+		if (cond(pool, arg))
+			return true;
+		cpu_relax();
+		if (i % 256)
+			continue;
+		if (!t0) {
+			t0 = now_ns();
+		} else {
+			uint64_t spun = now_ns() - t0;
+
+			if (spun > POOL_SPIN_NS)
+				return false;
+			if (spun > POOL_YIELD_NS)
+				sched_yield();
+		}
+	}
+}
+
+static bool new_job(struct engine_pool *pool, unsigned long seen)
+{
+	return atomic_load(&pool->generation) != seen || atomic_load(&pool->quit);
+}
+
+static bool job_done(struct engine_pool *pool, unsigned long unused)
+{
+	(void)unused;
+	return atomic_load(&pool->pending) == 0;
+}
+
+/*
+ * Sleep on cv until cond holds.  The sleeper count is raised before the
+ * condition is checked under the lock, and the other side changes the
+ * condition before reading the count (both sequentially consistent), so
+ * either this thread sees the change or the other side sees a sleeper and
+ * signals under the lock.
+ */
+static void sleep_until(struct engine_pool *pool, pthread_cond_t *cv,
+			bool (*cond)(struct engine_pool *, unsigned long), unsigned long arg)
+{
+	pthread_mutex_lock(&pool->lock);
+	atomic_fetch_add(&pool->sleepers, 1);
+	while (!cond(pool, arg))
+		pthread_cond_wait(cv, &pool->lock);
+	atomic_fetch_sub(&pool->sleepers, 1);
+	pthread_mutex_unlock(&pool->lock);
+}
+
+static void wake(struct engine_pool *pool, pthread_cond_t *cv)
+{
+	if (!atomic_load(&pool->sleepers))
+		return;
+	pthread_mutex_lock(&pool->lock);
+	pthread_cond_broadcast(cv);
+	pthread_mutex_unlock(&pool->lock);
+}
 
 static void *worker_main(void *opaque)
 {
@@ -39,20 +132,16 @@ static void *worker_main(void *opaque)
 	unsigned long seen = 0;
 
 	free(arg);
-	pthread_mutex_lock(&pool->lock);
 	for (;;) {
-		while (!pool->quit && pool->generation == seen)
-			pthread_cond_wait(&pool->start, &pool->lock);
-		if (pool->quit)
+		if (!spin_until(pool, new_job, seen))
+			sleep_until(pool, &pool->start, new_job, seen);
+		if (atomic_load(&pool->quit))
 			break;
-		seen = pool->generation;
-		pthread_mutex_unlock(&pool->lock);
+		seen = atomic_load(&pool->generation);
 		pool->fn(pool->ctx, part, pool->threads);
-		pthread_mutex_lock(&pool->lock);
-		if (--pool->pending == 0)
-			pthread_cond_signal(&pool->done);
+		if (atomic_fetch_sub(&pool->pending, 1) == 1)
+			wake(pool, &pool->done);
 	}
-	pthread_mutex_unlock(&pool->lock);
 	return NULL;
 }
 
@@ -71,6 +160,10 @@ struct engine_pool *pool_create(unsigned threads)
 	if (!pool)
 		return NULL;
 	pool->threads = 1;
+	atomic_init(&pool->generation, 0);
+	atomic_init(&pool->pending, 0);
+	atomic_init(&pool->sleepers, 0);
+	atomic_init(&pool->quit, false);
 	pthread_mutex_init(&pool->lock, NULL);
 	pthread_cond_init(&pool->start, NULL);
 	pthread_cond_init(&pool->done, NULL);
@@ -95,10 +188,8 @@ void pool_destroy(struct engine_pool *pool)
 {
 	if (!pool)
 		return;
-	pthread_mutex_lock(&pool->lock);
-	pool->quit = true;
-	pthread_cond_broadcast(&pool->start);
-	pthread_mutex_unlock(&pool->lock);
+	atomic_store(&pool->quit, true);
+	wake(pool, &pool->start);
 	for (unsigned i = 1; i < pool->threads; i++)
 		pthread_join(pool->workers[i], NULL);
 	pthread_mutex_destroy(&pool->lock);
@@ -118,16 +209,12 @@ void pool_run(struct engine_pool *pool, pool_fn fn, void *ctx)
 		fn(ctx, 0, 1);
 		return;
 	}
-	pthread_mutex_lock(&pool->lock);
 	pool->fn = fn;
 	pool->ctx = ctx;
-	pool->pending = pool->threads - 1;
-	pool->generation++;
-	pthread_cond_broadcast(&pool->start);
-	pthread_mutex_unlock(&pool->lock);
+	atomic_store(&pool->pending, pool->threads - 1);
+	atomic_fetch_add(&pool->generation, 1);	/* publishes fn, ctx, pending */
+	wake(pool, &pool->start);
 	fn(ctx, 0, pool->threads);
-	pthread_mutex_lock(&pool->lock);
-	while (pool->pending)
-		pthread_cond_wait(&pool->done, &pool->lock);
-	pthread_mutex_unlock(&pool->lock);
+	if (!spin_until(pool, job_done, 0))
+		sleep_until(pool, &pool->done, job_done, 0);
 }

@@ -12,6 +12,9 @@
  * array.
  *
  * usage: engine-bench [results.json]
+ *        engine-bench --engine-only RUNS [THREADS [K_STEPS]]
+ *   (the engine alone, RUNS runs, for profiling: prints each run's time;
+ *   K_STEPS > 1 splits K into double-buffered chunks, a variant kernel)
  */
 #include <errno.h>
 #include <libgen.h>
@@ -38,10 +41,16 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* A: DIM x DIM fp16 (16 sticks a row), B the same, C fp32 (32 sticks a row). */
-static void build_matmul(struct pb_program *prog)
+/*
+ * A: DIM x DIM fp16 (16 sticks a row), B the same, C fp32 (32 sticks a row).
+ * Each core computes two 64x256 tiles (same rows, two column blocks) in
+ * k_steps firings each, K split into k_steps chunks that stream through
+ * FIFOs holding two chunks (double-buffered).
+ */
+static void build_matmul(struct pb_program *prog, unsigned k_steps)
 {
-	const uint32_t a_sticks = TILE_M * (DIM / 64), b_sticks = DIM * (TILE_N / 64);
+	const uint32_t kc = DIM / k_steps, kc_sticks = kc / 64;
+	const uint32_t a_sticks = TILE_M * kc_sticks, b_sticks = kc * (TILE_N / 64);
 	const uint32_t c_sticks = TILE_M * (TILE_N / 32);
 	unsigned tile = 0;
 
@@ -49,25 +58,29 @@ static void build_matmul(struct pb_program *prog)
 	prog->num_args = 3;
 	for (unsigned core = 0; core < CORES; core++) {
 		struct pb_core *c = pb_core(prog, core);
-		struct pb_op *op = pb_op(c, SPK_OPC_MATMUL, SPK_DT_FP16, SPK_DT_FP32, 2, TILE_M,
-					 TILE_N);
+		struct pb_op *op = pb_op(c, SPK_OPC_MATMUL, SPK_DT_FP16, SPK_DT_FP32,
+					 2 * k_steps, TILE_M, TILE_N);
 		/* This core's two tiles: same row block, two column blocks. */
 		unsigned ti = tile / (DIM / TILE_N), tj = tile % (DIM / TILE_N);
 
 		tile += 2;
-		op->k = DIM;
-		op->k_steps = 1;
+		op->k = kc;
+		op->k_steps = k_steps;
+		/* A: per firing, 64 rows of one K chunk; the chunks; both tiles. */
 		op->in[0] = pb_stream(c, (struct pb_endpoint){ SPK_EP_DRAM, 0, 0,
-							       (uint64_t)ti * a_sticks * 128,
-							       { a_sticks, 2, 1, 1 },
-							       { 128, 0, 0, 0 } },
-				      pb_op_end(), 2 * a_sticks, 2 * a_sticks);
+							       (uint64_t)ti * TILE_M * (DIM / 64) * 128,
+							       { kc_sticks, TILE_M, k_steps, 2 },
+							       { 128, DIM / 64 * 128, kc_sticks * 128,
+								 0 } },
+				      pb_op_end(), 2 * k_steps * a_sticks, 2 * a_sticks);
+		/* B: the tile's 4 sticks of each row, rows in K order; both tiles. */
 		op->in[1] = pb_stream(c, (struct pb_endpoint){ SPK_EP_DRAM, 1, 0,
 							       (uint64_t)tj * (TILE_N / 64) * 128,
 							       { TILE_N / 64, DIM, 2, 1 },
 							       { 128, DIM / 64 * 128,
 								 TILE_N / 64 * 128, 0 } },
-				      pb_op_end(), 2 * b_sticks, b_sticks);
+				      pb_op_end(), 2 * k_steps * b_sticks,
+				      k_steps == 1 ? b_sticks : 2 * b_sticks);
 		op->out = pb_stream(c, pb_op_end(),
 				    (struct pb_endpoint){ SPK_EP_DRAM, 2, 0,
 							  ((uint64_t)ti * TILE_M * (DIM / 32) +
@@ -170,12 +183,12 @@ static double openblas_gflops(const char *self, unsigned threads, char *info, si
 }
 
 static int time_engine(struct spyre_program *p, const uint64_t *args, struct test_mem *mem,
-		       struct spyre_engine_stats *stats, double *best)
+		       struct spyre_engine_stats *stats, int rounds, double *best)
 {
 	struct spyre_engine_mem ops = test_mem_ops(mem);
 	struct spyre_engine_error err;
 
-	for (int rep = 0; rep < ROUNDS; rep++) {
+	for (int rep = 0; rep < rounds; rep++) {
 		double t0 = now_s(), dt;
 		enum spyre_engine_status st = spyre_program_run(p, args, 3, &ops, stats, &err);
 
@@ -206,7 +219,17 @@ int main(int argc, char **argv)
 	unsigned threads = cpus > 0 ? (unsigned)cpus : 1;
 	size_t len;
 	uint8_t *img;
+	int engine_only = 0;
+	unsigned k_steps = 1;
 
+	if (argc > 2 && !strcmp(argv[1], "--engine-only")) {
+		engine_only = atoi(argv[2]);
+		if (argc > 3)
+			threads = (unsigned)atoi(argv[3]);
+		if (argc > 4)
+			k_steps = (unsigned)atoi(argv[4]);
+		argc = 1;
+	}
 	snprintf(argv0, sizeof(argv0), "%s", argv[0]);
 	snprintf(self, sizeof(self), "%s", dirname(argv0));
 	spyre_engine_config_default(&cfg);
@@ -217,16 +240,26 @@ int main(int argc, char **argv)
 
 		memcpy(mem.bytes + i, &h, 2);
 	}
-	build_matmul(&prog);
+	build_matmul(&prog, k_steps);
 	img = pb_serialize(&prog, &len);
 	if (!img || spyre_program_load(&cfg, img, len, &p, &err)) {
 		fprintf(stderr, "engine-bench: load failed: %s\n", err.detail);
 		return 1;
 	}
 	free(img);
+	for (int i = 0; i < engine_only; i++) {
+		double once = 1e30;
+
+		if (time_engine(p, args, &mem, &stats, 1, &once) || check_results(&mem, args))
+			return 1;
+		printf("run %d: %.2f ms, %.2f GFLOPS\n", i, once * 1e3,
+		       2.0 * DIM * DIM * DIM / once / 1e9);
+	}
+	if (engine_only)
+		return 0;
 	/* The first run also pays for host memory and threads. */
 	t0 = now_s();
-	if (time_engine(p, args, &mem, &stats, &best))
+	if (time_engine(p, args, &mem, &stats, ROUNDS, &best))
 		return 1;
 	first = now_s() - t0;
 	if (check_results(&mem, args))
@@ -236,7 +269,7 @@ int main(int argc, char **argv)
 		b = openblas_gflops(self, threads, info, sizeof(info));
 		if (b > blas)
 			blas = b;
-		if (time_engine(p, args, &mem, &stats, &best))
+		if (time_engine(p, args, &mem, &stats, ROUNDS, &best))
 			return 1;
 	}
 	spyre_program_free(p);

@@ -12,12 +12,15 @@
  * |a|.|b| for dot products, 0 for elementwise ops), plus the type's smallest
  * subnormal (2^-24 fp16, 2^-133 bf16, 2^-149 fp32) for results near 0.
  */
+#define _POSIX_C_SOURCE 200809L	/* setenv */
+
 #include <float.h>
 #include <math.h>
 #include <stdbool.h>
 
 #include "dtype.h"
 #include "engine_testlib.h"
+#include "gemm.h"
 #include "tap.h"
 
 #define MEM_BYTES	(64ull << 20)
@@ -523,6 +526,10 @@ TEST(op_mixed_types)
 
 /* ---- matmul ------------------------------------------------------------- */
 
+/* check_matmul's host threads (0: every CPU), and where it copies C if not NULL. */
+static unsigned mm_threads;
+static float *mm_capture;
+
 /*
  * C[M x N] = A[M x K] . B[K x N] over `tiles` row tiles of A (B reused),
  * each tile accumulated over k_steps firings of K/k_steps.  A is sticked on
@@ -549,6 +556,7 @@ static unsigned check_matmul(unsigned din, unsigned dout, uint32_t M, uint32_t K
 	char what[96];
 
 	spyre_engine_config_default(&cfg);
+	cfg.host_threads = mm_threads;
 	test_mem_init(&mem, MEM_BYTES);
 	prog.num_args = 3;
 	for (size_t i = 0; i < (size_t)rows * K; i++)
@@ -579,6 +587,9 @@ static unsigned check_matmul(unsigned din, unsigned dout, uint32_t M, uint32_t K
 		bad = 1;
 	} else {
 		unsigned dirty = read_tensor(&mem, args[2], dout, rows, N, c);
+
+		if (mm_capture)
+			memcpy(mm_capture, c, sizeof(float) * rows * N);
 
 		for (uint32_t i = 0; i < rows; i++)
 			for (uint32_t j = 0; j < N; j++)
@@ -625,6 +636,57 @@ TEST(matmul_k_steps_and_tiles)
 	EXPECT_EQ(check_matmul(SPK_DT_BF16, SPK_DT_BF16, 7, 128, 33, 2, 2), 0);
 	EXPECT_EQ(check_matmul(SPK_DT_FP32, SPK_DT_FP16, 9, 96, 50, 3, 2), 0);
 	EXPECT_EQ(check_matmul(SPK_DT_FP16, SPK_DT_FP16, 64, 1024, 64, 16, 2), 0);
+}
+
+/*
+ * Every kernel path this CPU has (SPYRE_ENGINE_ISA caps gemm.c's choice:
+ * portable, AVX2, AVX-512) on 1, 2 and 3 host threads: each result within
+ * tolerance and bit-identical to the portable path on one thread, for
+ * every input type, on shapes with partial row and column tiles, several
+ * k steps, and row panels fewer than threads (the column split).
+ */
+TEST(matmul_every_simd_path_bit_identical)
+{
+	static const uint32_t shapes[][4] = {
+		{ 70, 100, 130, 1 }, { 33, 128, 40, 2 }, { 2, 384, 17, 3 }, { 16, 48, 16, 1 },
+	};
+	static const unsigned threads[] = { 1, 2, 3 };
+	enum gemm_isa best = gemm_isa_supported();
+	float *first = malloc(sizeof(float) * 70 * 130), *got = malloc(sizeof(float) * 70 * 130);
+	unsigned bad = 0, differ = 0, runs = 0;
+
+	for (unsigned d = 0; d < 3; d++)
+		for (unsigned s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+			const uint32_t *sh = shapes[s];
+			size_t bytes = sizeof(float) * sh[0] * sh[2];
+
+			for (unsigned isa = GEMM_PORTABLE; isa <= best; isa++)
+				for (unsigned t = 0; t < 3; t++) {
+					bool ref_run = isa == GEMM_PORTABLE && t == 0;
+
+					setenv("SPYRE_ENGINE_ISA", gemm_isa_name(isa), 1);
+					mm_threads = threads[t];
+					mm_capture = ref_run ? first : got;
+					rng_state = 0x243f6a8885a308d3ull;	/* same inputs */
+					bad += check_matmul(all_dtypes[d], SPK_DT_FP32, sh[0], sh[1],
+							    sh[2], sh[3], 1);
+					if (!ref_run && memcmp(first, got, bytes)) {
+						printf("  # %s %ux%ux%u: %s on %u threads differs\n",
+						       dtype_names[d], sh[0], sh[1], sh[2],
+						       gemm_isa_name(isa), threads[t]);
+						differ++;
+					}
+					runs++;
+				}
+		}
+	unsetenv("SPYRE_ENGINE_ISA");
+	mm_threads = 0;
+	mm_capture = NULL;
+	printf("  # %u runs, paths portable..%s\n", runs, gemm_isa_name(best));
+	EXPECT_EQ(bad, 0);
+	EXPECT_EQ(differ, 0);
+	free(first);
+	free(got);
 }
 
 TAP_MAIN()

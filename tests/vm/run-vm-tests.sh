@@ -94,6 +94,8 @@ check "reload cycle 3" reload_cycle
 "$T/test_badinput"
 # libspyre's runtime: every call, misuse, 16 threads, two processes, a fault.
 "$T/test_runtime"
+# The op library: every op against CPU references, misuse, graphs, threads.
+"$T/test_ops"
 # The ioctl fuzzer, briefly and with a fixed seed (make fuzz-driver runs it long).
 "$T/fuzz_ioctl" 1 20
 # Recovery with a short job timeout so a hang is found in a second or two.

@@ -1,0 +1,556 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libspyre's op library on the emulated card (guest): every op call against
+ * a double-precision CPU reference within docs/engine.md's tolerances
+ * (|got - ref| <= rel * (|ref| + scale) + tiny; rel 1e-5 fp32, 1e-3 fp16,
+ * 8e-3 bf16), output padding written as 0, misuse returning
+ * INVALID_ARGUMENT with a detail, ops captured into a graph and replayed,
+ * and several threads sharing the program cache.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spyre/spyre.h"
+#include "spyre/spyre_ops.h"
+#include "tap.h"
+
+TAP_MAIN()
+
+static spyre_device *dev;
+static spyre_stream *stream;
+
+struct vt {
+	spyre_tensor t;
+	float *host;		/* dense values as on the card */
+};
+
+static uint32_t rng = 99;
+
+static float frand(void)
+{
+	rng = rng * 1664525u + 1013904223u;
+	return (float)((rng >> 8) & 0xffffff) / (float)(1 << 23) - 1.0f;
+}
+
+static int setup(void)
+{
+	if (dev)
+		return 0;
+	if (spyre_device_open(0, &dev) || spyre_stream_create(dev, 1, &stream)) {
+		printf("  # setup: %s\n", spyre_last_error_detail());
+		return -1;
+	}
+	return 0;
+}
+
+static spyre_layout lay(spyre_dtype dt, uint32_t ndim, uint32_t d0, uint32_t d1, uint32_t d2)
+{
+	uint32_t shape[3] = { d0, d1, d2 };
+	spyre_layout l;
+
+	spyre_tensor_layout(dt, ndim, shape, &l);
+	return l;
+}
+
+static uint32_t last_dim(const spyre_layout *l)
+{
+	return l->shape[l->ndim - 1];
+}
+
+static uint64_t elems(const spyre_layout *l)
+{
+	return l->rows * l->shape[l->ndim - 1];
+}
+
+/* A device tensor; inputs get random values in [lo, hi), outputs NaN. */
+static int vt_make(struct vt *v, spyre_layout l, int input, float lo, float hi)
+{
+	uint8_t *packed = malloc(l.bytes);
+	float *src = malloc(elems(&l) * sizeof(float));
+	spyre_buffer *buf;
+	int rc = -1;
+
+	memset(v, 0, sizeof(*v));
+	v->host = malloc(elems(&l) * sizeof(float));
+	if (!packed || !src || !v->host || spyre_buffer_alloc(dev, l.bytes, 0, &buf))
+		goto out;
+	if (spyre_tensor_init(&v->t, buf, 0, &l))
+		goto out;
+	if (input) {
+		for (uint64_t i = 0; i < elems(&l); i++)
+			src[i] = lo + (frand() + 1) * 0.5f * (hi - lo);
+		spyre_tensor_pack(&l, src, SPYRE_DTYPE_FP32, packed);
+		spyre_tensor_unpack(&l, packed, v->host, SPYRE_DTYPE_FP32);
+		rc = spyre_memcpy_htod(buf, 0, packed, l.bytes) ? -1 : 0;
+	} else {
+		rc = spyre_memset64(buf, 0, ~0ull, l.bytes) ? -1 : 0;
+	}
+out:
+	if (rc)
+		printf("  # tensor setup: %s\n", spyre_last_error_detail());
+	free(packed);
+	free(src);
+	return rc;
+}
+
+static void vt_free(struct vt *v)
+{
+	spyre_buffer_free(v->t.buf);
+	free(v->host);
+	memset(v, 0, sizeof(*v));
+}
+
+/* Copy back; count padding bytes that are not 0. */
+static unsigned vt_fetch(struct vt *v)
+{
+	const spyre_layout *l = &v->t.layout;
+	uint8_t *packed = malloc(l->bytes);
+	uint64_t row = (uint64_t)l->row_sticks * 128, used = (uint64_t)last_dim(l) * l->elem_bytes;
+	unsigned bad = 0;
+
+	if (!packed || spyre_memcpy_dtoh(packed, v->t.buf, v->t.offset, l->bytes)) {
+		free(packed);
+		return 1;
+	}
+	spyre_tensor_unpack(l, packed, v->host, SPYRE_DTYPE_FP32);
+	for (uint64_t r = 0; r < l->rows; r++)
+		for (uint64_t b = used; b < row; b++)
+			bad += packed[r * row + b] != 0;
+	free(packed);
+	if (bad)
+		printf("  # %u padding bytes not 0\n", bad);
+	return bad;
+}
+
+static double tol(spyre_dtype dt)
+{
+	return dt == SPYRE_DTYPE_FP32 ? 1e-5 : dt == SPYRE_DTYPE_FP16 ? 1e-3 : 8e-3;
+}
+
+/* got vs ref with per-element scale (or s0 if NULL); misses. */
+static unsigned compare(const char *what, const struct vt *out, const double *ref,
+			const double *scale, double s0)
+{
+	spyre_dtype dt = out->t.layout.dtype;
+	double tiny = dt == SPYRE_DTYPE_FP32 ? 0x1p-149 : dt == SPYRE_DTYPE_FP16 ? 0x1p-24 : 0x1p-133;
+	uint64_t n = elems(&out->t.layout);
+	unsigned bad = 0;
+
+	for (uint64_t i = 0; i < n; i++) {
+		double lim = tol(dt) * (fabs(ref[i]) + (scale ? scale[i] : s0)) + tiny;
+
+		if (!(fabs(out->host[i] - ref[i]) <= lim) && bad++ < 3)
+			printf("  # %s [%llu]: got %.8g want %.8g\n", what, (unsigned long long)i,
+			       out->host[i], ref[i]);
+	}
+	return bad;
+}
+
+static double act(spyre_act a, double x)
+{
+	return a == SPYRE_ACT_RELU ? (x > 0 ? x : 0) :
+	       a == SPYRE_ACT_GELU ? 0.5 * x * erfc(-x / sqrt(2.0)) :
+	       a == SPYRE_ACT_SILU ? x / (1 + exp(-x)) : x;
+}
+
+/* ref = act(a b), scale = sum |a b| (x 1.2 for the activation's slope). */
+static void matmul_ref(const float *a, const float *b, uint32_t M, uint32_t K, uint32_t N,
+		       spyre_act ac, double *ref, double *scale)
+{
+	for (uint32_t i = 0; i < M; i++)
+		for (uint32_t j = 0; j < N; j++) {
+			double s = 0, m = 0;
+
+			for (uint32_t k = 0; k < K; k++) {
+				s += (double)a[(size_t)i * K + k] * b[(size_t)k * N + j];
+				m += fabs((double)a[(size_t)i * K + k] * b[(size_t)k * N + j]);
+			}
+			ref[(size_t)i * N + j] = act(ac, s);
+			scale[(size_t)i * N + j] = 1.2 * m;
+		}
+}
+
+static unsigned run_matmul(uint32_t M, uint32_t K, uint32_t N, spyre_dtype din,
+			   spyre_dtype dout, spyre_act ac)
+{
+	struct vt a, b, c;
+	double *ref = malloc((size_t)M * N * sizeof(double));
+	double *scale = malloc((size_t)M * N * sizeof(double));
+	unsigned bad = 1;
+
+	if (vt_make(&a, lay(din, 2, M, K, 0), 1, -1, 1) || vt_make(&b, lay(din, 2, K, N, 0), 1, -1, 1) ||
+	    vt_make(&c, lay(dout, 2, M, N, 0), 0, 0, 0))
+		goto out;
+	if (spyre_op_matmul(stream, &a.t, &b.t, ac, &c.t) || spyre_stream_synchronize(stream)) {
+		printf("  # matmul: %s\n", spyre_last_error_detail());
+		goto out;
+	}
+	bad = vt_fetch(&c);
+	matmul_ref(a.host, b.host, M, K, N, ac, ref, scale);
+	bad += compare("matmul", &c, ref, scale, 0);
+out:
+	vt_free(&a);
+	vt_free(&b);
+	vt_free(&c);
+	free(ref);
+	free(scale);
+	return bad;
+}
+
+TEST(matmul_against_cpu)
+{
+	if (setup())
+		SKIP("no device");
+	EXPECT_EQ(run_matmul(100, 150, 70, SPYRE_DTYPE_FP16, SPYRE_DTYPE_FP32, SPYRE_ACT_NONE), 0);
+	EXPECT_EQ(run_matmul(1, 300, 200, SPYRE_DTYPE_FP16, SPYRE_DTYPE_FP16, SPYRE_ACT_GELU), 0);
+	EXPECT_EQ(run_matmul(65, 129, 63, SPYRE_DTYPE_FP32, SPYRE_DTYPE_FP32, SPYRE_ACT_RELU), 0);
+	EXPECT_EQ(run_matmul(37, 64, 300, SPYRE_DTYPE_BF16, SPYRE_DTYPE_BF16, SPYRE_ACT_SILU), 0);
+	/* K beyond one firing: k_steps chunks plus a remainder. */
+	EXPECT_EQ(run_matmul(3, 9000, 70, SPYRE_DTYPE_FP32, SPYRE_DTYPE_FP32, SPYRE_ACT_NONE), 0);
+}
+
+TEST(eltwise_against_cpu)
+{
+	struct vt x, y, row, out;
+	uint64_t n;
+	double *ref;
+
+	if (setup())
+		SKIP("no device");
+	ASSERT_EQ(vt_make(&x, lay(SPYRE_DTYPE_FP16, 3, 5, 100, 150), 1, -3, 3), 0);
+	ASSERT_EQ(vt_make(&y, lay(SPYRE_DTYPE_FP16, 3, 5, 100, 150), 1, -3, 3), 0);
+	ASSERT_EQ(vt_make(&row, lay(SPYRE_DTYPE_FP16, 1, 150, 0, 0), 1, -3, 3), 0);
+	ASSERT_EQ(vt_make(&out, lay(SPYRE_DTYPE_FP32, 3, 5, 100, 150), 0, 0, 0), 0);
+	n = elems(&x.t.layout);
+	ref = malloc(n * sizeof(double));
+	/* out = x * y; then out = x + row (broadcast); then gelu(x); then 0.5 x. */
+	for (int step = 0; step < 4; step++) {
+		spyre_status st;
+
+		if (step == 0)
+			st = spyre_op_binary(stream, SPYRE_OP_MUL, &x.t, &y.t, &out.t);
+		else if (step == 1)
+			st = spyre_op_binary(stream, SPYRE_OP_ADD, &x.t, &row.t, &out.t);
+		else if (step == 2)
+			st = spyre_op_unary(stream, SPYRE_OP_GELU, &x.t, 0, &out.t);
+		else
+			st = spyre_op_unary(stream, SPYRE_OP_SCALE, &x.t, 0.5f, &out.t);
+		EXPECT_EQ(st, SPYRE_SUCCESS);
+		EXPECT_EQ(spyre_stream_synchronize(stream), SPYRE_SUCCESS);
+		EXPECT_EQ(vt_fetch(&out), 0);
+		for (uint64_t i = 0; i < n; i++)
+			ref[i] = step == 0 ? (double)x.host[i] * y.host[i] :
+				 step == 1 ? (double)x.host[i] + row.host[i % 150] :
+				 step == 2 ? act(SPYRE_ACT_GELU, x.host[i]) : 0.5 * x.host[i];
+		EXPECT_EQ(compare("eltwise", &out, ref, NULL, 0), 0);
+	}
+	/* In place: x = relu(x). */
+	EXPECT_EQ(spyre_op_unary(stream, SPYRE_OP_RELU, &x.t, 0, &x.t), SPYRE_SUCCESS);
+	EXPECT_EQ(spyre_stream_synchronize(stream), SPYRE_SUCCESS);
+	for (uint64_t i = 0; i < n; i++)
+		ref[i] = x.host[i] > 0 ? x.host[i] : 0;
+	EXPECT_EQ(vt_fetch(&x), 0);
+	EXPECT_EQ(compare("relu in place", &x, ref, NULL, 0), 0);
+	free(ref);
+	vt_free(&x);
+	vt_free(&y);
+	vt_free(&row);
+	vt_free(&out);
+}
+
+TEST(softmax_layernorm_rmsnorm_against_cpu)
+{
+	const uint32_t R = 33, N = 150;
+	struct vt x, g, b, y;
+	double *ref = malloc((size_t)R * N * sizeof(double));
+	double *scale = malloc((size_t)R * N * sizeof(double));
+
+	if (setup())
+		SKIP("no device");
+	ASSERT_EQ(vt_make(&x, lay(SPYRE_DTYPE_BF16, 2, R, N, 0), 1, -3, 3), 0);
+	ASSERT_EQ(vt_make(&g, lay(SPYRE_DTYPE_BF16, 1, N, 0, 0), 1, 0.5f, 1.5f), 0);
+	ASSERT_EQ(vt_make(&b, lay(SPYRE_DTYPE_BF16, 1, N, 0, 0), 1, -1, 1), 0);
+	ASSERT_EQ(vt_make(&y, lay(SPYRE_DTYPE_FP16, 2, R, N, 0), 0, 0, 0), 0);
+	for (int kind = 0; kind < 3; kind++) {
+		spyre_status st = kind == 0 ? spyre_op_softmax(stream, &x.t, &y.t) :
+				  kind == 1 ? spyre_op_layernorm(stream, &x.t, &g.t, &b.t, 1e-5f, &y.t) :
+					      spyre_op_rmsnorm(stream, &x.t, &g.t, 1e-5f, &y.t);
+
+		EXPECT_EQ(st, SPYRE_SUCCESS);
+		EXPECT_EQ(spyre_stream_synchronize(stream), SPYRE_SUCCESS);
+		EXPECT_EQ(vt_fetch(&y), 0);
+		for (uint32_t r = 0; r < R; r++) {
+			const float *xr = x.host + (size_t)r * N;
+			double mx = -INFINITY, sum = 0, mean = 0, var = 0, ms = 0;
+
+			for (uint32_t i = 0; i < N; i++) {
+				mx = xr[i] > mx ? xr[i] : mx;
+				mean += xr[i] / (double)N;
+				ms += (double)xr[i] * xr[i] / N;
+			}
+			for (uint32_t i = 0; i < N; i++) {
+				sum += exp(xr[i] - mx);
+				var += (xr[i] - mean) * (xr[i] - mean) / N;
+			}
+			for (uint32_t i = 0; i < N; i++) {
+				size_t k = (size_t)r * N + i;
+				double v = kind == 0 ? exp(xr[i] - mx) / sum :
+					   kind == 1 ? (xr[i] - mean) / sqrt(var + 1e-5) :
+						       xr[i] / sqrt(ms + 1e-5);
+				double gv = kind ? g.host[i] : 1, bv = kind == 1 ? b.host[i] : 0;
+
+				ref[k] = v * gv + bv;
+				scale[k] = kind ? (fabs(v) + 1) * fabs(gv) + fabs(bv) : 1;
+			}
+		}
+		EXPECT_EQ(compare(kind == 0 ? "softmax" : kind == 1 ? "layernorm" : "rmsnorm", &y, ref,
+				  scale, 0), 0);
+	}
+	free(ref);
+	free(scale);
+	vt_free(&x);
+	vt_free(&g);
+	vt_free(&b);
+	vt_free(&y);
+}
+
+static unsigned run_mlp(uint32_t M, uint32_t K, uint32_t F, uint32_t N)
+{
+	struct vt x, w1, w2, y;
+	double *h = malloc((size_t)M * F * sizeof(double)), *hs = malloc((size_t)M * F * sizeof(double));
+	double *ref = malloc((size_t)M * N * sizeof(double)), *scale = malloc((size_t)M * N * sizeof(double));
+	float *hf = malloc((size_t)M * F * sizeof(float));
+	unsigned bad = 1;
+
+	if (vt_make(&x, lay(SPYRE_DTYPE_FP16, 2, M, K, 0), 1, -1, 1) ||
+	    vt_make(&w1, lay(SPYRE_DTYPE_FP16, 2, K, F, 0), 1, -1, 1) ||
+	    vt_make(&w2, lay(SPYRE_DTYPE_FP16, 2, F, N, 0), 1, -1, 1) ||
+	    vt_make(&y, lay(SPYRE_DTYPE_FP32, 2, M, N, 0), 0, 0, 0))
+		goto out;
+	if (spyre_op_mlp(stream, &x.t, &w1.t, SPYRE_ACT_SILU, &w2.t, &y.t) ||
+	    spyre_stream_synchronize(stream)) {
+		printf("  # mlp: %s\n", spyre_last_error_detail());
+		goto out;
+	}
+	bad = vt_fetch(&y);
+	matmul_ref(x.host, w1.host, M, K, F, SPYRE_ACT_SILU, h, hs);
+	/* h is rounded to fp16 on the card, as here. */
+	for (size_t i = 0; i < (size_t)M * F; i++) {
+		spyre_layout one = lay(SPYRE_DTYPE_FP16, 1, 1, 0, 0);
+		uint8_t st[128];
+		float f = (float)h[i];
+
+		spyre_tensor_pack(&one, &f, SPYRE_DTYPE_FP32, st);
+		spyre_tensor_unpack(&one, st, &hf[i], SPYRE_DTYPE_FP32);
+		hs[i] = hs[i] * 1e-3 + fabs(hf[i]) * 1e-3;
+	}
+	for (uint32_t i = 0; i < M; i++)
+		for (uint32_t j = 0; j < N; j++) {
+			double s = 0, m = 0, e = 0;
+
+			for (uint32_t f = 0; f < F; f++) {
+				double w = w2.host[(size_t)f * N + j];
+
+				s += hf[(size_t)i * F + f] * w;
+				m += fabs(hf[(size_t)i * F + f] * w);
+				e += hs[(size_t)i * F + f] * fabs(w);
+			}
+			ref[(size_t)i * N + j] = s;
+			scale[(size_t)i * N + j] = m + e / 1e-5;
+		}
+	bad += compare("mlp", &y, ref, scale, 0);
+out:
+	vt_free(&x);
+	vt_free(&w1);
+	vt_free(&w2);
+	vt_free(&y);
+	free(h);
+	free(hs);
+	free(hf);
+	free(ref);
+	free(scale);
+	return bad;
+}
+
+TEST(mlp_against_cpu)
+{
+	if (setup())
+		SKIP("no device");
+	EXPECT_EQ(run_mlp(3, 65, 130, 33), 0);		/* unfused */
+	EXPECT_EQ(run_mlp(300, 64, 256, 70), 0);	/* rows enough to fuse */
+}
+
+TEST(transpose_exact)
+{
+	struct vt x, y;
+
+	if (setup())
+		SKIP("no device");
+	ASSERT_EQ(vt_make(&x, lay(SPYRE_DTYPE_FP32, 3, 5, 100, 150), 1, -100, 100), 0);
+	ASSERT_EQ(vt_make(&y, lay(SPYRE_DTYPE_FP32, 3, 5, 150, 100), 0, 0, 0), 0);
+	EXPECT_EQ(spyre_op_transpose(stream, &x.t, &y.t), SPYRE_SUCCESS);
+	EXPECT_EQ(spyre_stream_synchronize(stream), SPYRE_SUCCESS);
+	EXPECT_EQ(vt_fetch(&y), 0);
+	{
+		unsigned bad = 0;
+
+		for (uint32_t b = 0; b < 5; b++)
+			for (uint32_t i = 0; i < 100; i++)
+				for (uint32_t j = 0; j < 150; j++)
+					bad += y.host[((size_t)b * 150 + j) * 100 + i] !=
+					       x.host[((size_t)b * 100 + i) * 150 + j];
+		EXPECT_EQ(bad, 0);
+	}
+	vt_free(&x);
+	vt_free(&y);
+}
+
+TEST(misuse_is_rejected_with_detail)
+{
+	struct vt a, b, c;
+	spyre_tensor t;
+	spyre_buffer *small;
+	spyre_layout big = lay(SPYRE_DTYPE_FP16, 2, 64, 4096, 0);
+
+	if (setup())
+		SKIP("no device");
+	ASSERT_EQ(vt_make(&a, lay(SPYRE_DTYPE_FP16, 2, 4, 8, 0), 1, -1, 1), 0);
+	ASSERT_EQ(vt_make(&b, lay(SPYRE_DTYPE_FP16, 2, 9, 5, 0), 1, -1, 1), 0);
+	ASSERT_EQ(vt_make(&c, lay(SPYRE_DTYPE_FP16, 2, 4, 5, 0), 0, 0, 0), 0);
+	EXPECT_EQ(spyre_op_matmul(stream, &a.t, &b.t, SPYRE_ACT_NONE, &c.t),
+		  SPYRE_ERROR_INVALID_ARGUMENT);
+	EXPECT_TRUE(strstr(spyre_last_error_detail(), "K = 8") != NULL);
+	EXPECT_EQ(spyre_op_matmul(stream, &a.t, NULL, SPYRE_ACT_NONE, &c.t),
+		  SPYRE_ERROR_INVALID_ARGUMENT);
+	EXPECT_EQ(spyre_op_softmax(NULL, &a.t, &a.t), SPYRE_ERROR_INVALID_ARGUMENT);
+	EXPECT_EQ(spyre_op_binary(stream, SPYRE_OP_RELU, &a.t, &a.t, &a.t),
+		  SPYRE_ERROR_INVALID_ARGUMENT);
+	/* A layout larger than its buffer. */
+	t = a.t;
+	t.layout = big;
+	EXPECT_EQ(spyre_op_unary(stream, SPYRE_OP_EXP, &t, 0, &a.t), SPYRE_ERROR_INVALID_ARGUMENT);
+	EXPECT_TRUE(strstr(spyre_last_error_detail(), "its buffer has") != NULL);
+	ASSERT_EQ(spyre_buffer_alloc(dev, 4096, 0, &small), SPYRE_SUCCESS);
+	EXPECT_EQ(spyre_tensor_init(&t, small, 0, &big), SPYRE_ERROR_INVALID_ARGUMENT);
+	EXPECT_EQ(spyre_tensor_init(&t, small, 64, &a.t.layout), SPYRE_ERROR_INVALID_ARGUMENT);
+	EXPECT_TRUE(strstr(spyre_last_error_detail(), "multiple of 128") != NULL);
+	/* A freed buffer. */
+	EXPECT_EQ(spyre_tensor_init(&t, small, 0, &a.t.layout), SPYRE_SUCCESS);
+	spyre_buffer_free(small);
+	EXPECT_EQ(spyre_op_unary(stream, SPYRE_OP_EXP, &t, 0, &a.t), SPYRE_ERROR_INVALID_HANDLE);
+	/* out's shape differs from x's; the stream still works after all this. */
+	EXPECT_EQ(spyre_op_unary(stream, SPYRE_OP_EXP, &a.t, 0, &c.t), SPYRE_ERROR_INVALID_ARGUMENT);
+	EXPECT_EQ(spyre_stream_synchronize(stream), SPYRE_SUCCESS);
+	vt_free(&a);
+	vt_free(&b);
+	vt_free(&c);
+}
+
+/* Ops captured into a graph replay with the same results. */
+TEST(ops_in_a_graph)
+{
+	struct vt x, w, h, y;
+	spyre_graph *g = NULL;
+	spyre_graph_exec *ge = NULL;
+	double *ref = malloc(16 * 64 * sizeof(double)), *scale = malloc(16 * 64 * sizeof(double));
+	double *hr = malloc(16 * 64 * sizeof(double));
+
+	if (setup())
+		SKIP("no device");
+	ASSERT_EQ(vt_make(&x, lay(SPYRE_DTYPE_FP32, 2, 16, 64, 0), 1, -1, 1), 0);
+	ASSERT_EQ(vt_make(&w, lay(SPYRE_DTYPE_FP32, 2, 64, 64, 0), 1, -1, 1), 0);
+	ASSERT_EQ(vt_make(&h, lay(SPYRE_DTYPE_FP32, 2, 16, 64, 0), 0, 0, 0), 0);
+	ASSERT_EQ(vt_make(&y, lay(SPYRE_DTYPE_FP32, 2, 16, 64, 0), 0, 0, 0), 0);
+	ASSERT_EQ(spyre_stream_begin_capture(stream), SPYRE_SUCCESS);
+	EXPECT_EQ(spyre_op_matmul(stream, &x.t, &w.t, SPYRE_ACT_NONE, &h.t), SPYRE_SUCCESS);
+	EXPECT_EQ(spyre_op_softmax(stream, &h.t, &y.t), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_stream_end_capture(stream, &g), SPYRE_SUCCESS);
+	EXPECT_EQ(spyre_graph_num_nodes(g), 2);
+	ASSERT_EQ(spyre_graph_instantiate(g, &ge), SPYRE_SUCCESS);
+	for (int replay = 0; replay < 2; replay++) {
+		EXPECT_EQ(spyre_memset64(y.t.buf, 0, ~0ull, y.t.layout.bytes), SPYRE_SUCCESS);
+		EXPECT_EQ(spyre_graph_launch(ge, stream), SPYRE_SUCCESS);
+		EXPECT_EQ(spyre_stream_synchronize(stream), SPYRE_SUCCESS);
+		EXPECT_EQ(vt_fetch(&y), 0);
+		matmul_ref(x.host, w.host, 16, 64, 64, SPYRE_ACT_NONE, hr, scale);
+		for (int r = 0; r < 16; r++) {
+			double mx = -INFINITY, sum = 0;
+
+			for (int i = 0; i < 64; i++)
+				mx = hr[r * 64 + i] > mx ? hr[r * 64 + i] : mx;
+			for (int i = 0; i < 64; i++)
+				sum += exp(hr[r * 64 + i] - mx);
+			for (int i = 0; i < 64; i++)
+				ref[r * 64 + i] = exp(hr[r * 64 + i] - mx) / sum;
+		}
+		/* softmax of a matmul: the logits' error (1e-5 x scale) moves it. */
+		for (int i = 0; i < 16 * 64; i++)
+			scale[i] = 1 + scale[i];
+		EXPECT_EQ(compare("graph", &y, ref, scale, 0), 0);
+	}
+	spyre_graph_exec_destroy(ge);
+	spyre_graph_destroy(g);
+	free(ref);
+	free(scale);
+	free(hr);
+	vt_free(&x);
+	vt_free(&w);
+	vt_free(&h);
+	vt_free(&y);
+}
+
+/* Threads with their own streams share the cache (same and new shapes). */
+static void *thread_main(void *arg)
+{
+	uintptr_t id = (uintptr_t)arg;
+	spyre_stream *s;
+	struct vt a, b, c;
+	uint32_t n = 32 + (uint32_t)(id % 2) * 32;
+	uintptr_t bad = 1;
+
+	if (spyre_stream_create(dev, 1, &s))
+		return (void *)bad;
+	if (!vt_make(&a, lay(SPYRE_DTYPE_FP32, 2, 8, n, 0), 1, 1, 1) &&
+	    !vt_make(&b, lay(SPYRE_DTYPE_FP32, 2, n, 8, 0), 1, 1, 1) &&
+	    !vt_make(&c, lay(SPYRE_DTYPE_FP32, 2, 8, 8, 0), 0, 0, 0)) {
+		bad = 0;
+		for (int i = 0; i < 4 && !bad; i++) {
+			bad = spyre_op_matmul(s, &a.t, &b.t, SPYRE_ACT_NONE, &c.t) ||
+			      spyre_stream_synchronize(s) || vt_fetch(&c);
+			for (int k = 0; k < 64 && !bad; k++)
+				bad = c.host[k] != (float)n;
+		}
+	}
+	vt_free(&a);
+	vt_free(&b);
+	vt_free(&c);
+	spyre_stream_destroy(s);
+	return (void *)bad;
+}
+
+TEST(threads_share_the_program_cache)
+{
+	pthread_t th[8];
+	unsigned bad = 0;
+
+	if (setup())
+		SKIP("no device");
+	for (uintptr_t i = 0; i < 8; i++)
+		ASSERT_EQ(pthread_create(&th[i], NULL, thread_main, (void *)i), 0);
+	for (int i = 0; i < 8; i++) {
+		void *r;
+
+		pthread_join(th[i], &r);
+		bad += r != NULL;
+	}
+	EXPECT_EQ(bad, 0);
+	EXPECT_EQ(spyre_ops_cache_clear(dev), SPYRE_SUCCESS);
+	spyre_stream_destroy(stream);
+	spyre_device_close(dev);
+	stream = NULL;
+	dev = NULL;
+}
