@@ -464,7 +464,8 @@ static uint64_t spad_copy_cycles(unsigned cores, unsigned copies, uint32_t n, ui
 		struct pb_core *pc = pb_core(&prog, c);
 
 		for (unsigned k = 0; k < copies; k++) {
-			uint16_t src = pb_buffer(pc, n * 128), dst = pb_buffer(pc, n * dst_step * 128);
+			uint16_t src = pb_buffer(pc, n * 128);
+			uint16_t dst = pb_buffer(pc, n * dst_step * 128);
 			struct pb_endpoint to = { SPK_EP_SCRATCH, dst, 0, 0, { n, 1, 1, 1 },
 						  { (int64_t)dst_step * 128, 0, 0, 0 } };
 
