@@ -28,12 +28,14 @@
 /* out = a + b over fp32, ADD_STICKS sticks on each of ADD_CORES cores. */
 static uint8_t *add_program(size_t *len)
 {
-	static struct pb_program prog;
+	struct pb_program *prog = calloc(1, sizeof(*prog));	/* threads build their own */
+	uint8_t *img;
 
-	memset(&prog, 0, sizeof(prog));
-	prog.num_args = 3;
+	if (!prog)
+		return NULL;
+	prog->num_args = 3;
 	for (unsigned c = 0; c < ADD_CORES; c++) {
-		struct pb_core *core = pb_core(&prog, c);
+		struct pb_core *core = pb_core(prog, c);
 		uint64_t off = (uint64_t)c * ADD_STICKS * STICK;
 		struct pb_op *op = pb_op(core, SPK_OPC_ADD, SPK_DT_FP32, SPK_DT_FP32, ADD_STICKS,
 					 1, 32);
@@ -45,7 +47,9 @@ static uint8_t *add_program(size_t *len)
 		op->out = pb_stream(core, pb_op_end(), pb_linear(SPK_EP_DRAM, 2, off, ADD_STICKS),
 				    ADD_STICKS, 16);
 	}
-	return pb_serialize(&prog, len);
+	img = pb_serialize(prog, len);
+	free(prog);
+	return img;
 }
 
 static spyre_device *open_dev(void)
