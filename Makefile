@@ -66,7 +66,9 @@ driver: setup
 	scripts/build-driver.sh stock
 
 lib: $(LIB) $(B)/lib/pkgconfig/spyre.pc
-tools: $(TOOLS)
+# The op library's examples (libspyre/examples/matmul.c, decoder.c).
+OPS_EXAMPLES := $(B)/bin/matmul $(B)/bin/decoder
+tools: $(TOOLS) $(OPS_EXAMPLES)
 tests: $(HOST_TESTS) $(VM_TESTS)
 
 $(B)/obj/%.o: %.c $(LIB_HDRS)
@@ -93,6 +95,10 @@ LINK_LIB = -L$(B)/lib -lspyre -Wl,-rpath,'$$ORIGIN/../lib'
 $(B)/bin/spyre-smi: libspyre/tools/spyre-smi.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $< -o $@ $(LINK_LIB)
+
+$(OPS_EXAMPLES): $(B)/bin/%: libspyre/examples/%.c libspyre/include/spyre/spyre_ops.h $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $< -o $@ $(LINK_LIB) -lm
 
 $(B)/bin/device_info: libspyre/examples/device_info.c $(LIB)
 	@mkdir -p $(@D)

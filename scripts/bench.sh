@@ -25,4 +25,21 @@ with open(sys.argv[1], "w") as f:
     json.dump(rows, f, indent=2)
     f.write("\n")
 PY
+# The decoder example (libspyre/examples/decoder.c): wall-clock speedup of
+# graph replay over eager launches, decode and prefill
+# (runtime.graph_vs_eager_decode, runtime.graph_vs_eager_prefill).
+"$SPYRE_TOP/scripts/vm-run.sh" --timeout 900 -- 'modprobe spyre && decoder --json' \
+	> "$out/decoder.log"
+grep -v '^SPYRE-BENCH-JSON ' "$out/decoder.log"
+sed -n 's/^SPYRE-BENCH-JSON //p' "$out/decoder.log" > "$out/decoder.json"
+python3 - "$out/results.json" "$out/decoder.json" <<'PY'
+import json, sys
+with open(sys.argv[1]) as f:
+    rows = json.load(f)
+with open(sys.argv[2]) as f:
+    rows += json.load(f)
+with open(sys.argv[1], "w") as f:
+    json.dump(rows, f, indent=2)
+    f.write("\n")
+PY
 echo "results: $out/results.json"

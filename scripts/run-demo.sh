@@ -15,4 +15,8 @@ echo "# spyre-smi --json"
 spyre-smi --json
 echo "# device_info (libspyre sample)"
 device_info
+echo "# matmul (op library, checked against the CPU)"
+matmul
+echo "# decoder (op library: prefill and decode, eager and as graphs)"
+decoder
 '
