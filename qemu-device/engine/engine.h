@@ -69,7 +69,7 @@ struct spyre_timing_params {
 	double ring_bytes_per_cycle;	/* per link per direction */
 	double ring_hop_cycles;		/* latency per hop */
 	double spad_bytes_per_cycle;	/* each of a core's scratchpad read and write ports */
-	double spad_request_cycles;	/* port cycles per contiguous run of a pattern */
+	double spad_request_cycles;	/* port cycles per contiguous scratchpad run */
 	unsigned burst_sticks;		/* sticks per DRAM/ring/scratchpad transfer at most */
 };
 
