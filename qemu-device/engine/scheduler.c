@@ -121,11 +121,23 @@ static inline uint64_t fifo_room_time(const struct fifo *f, uint32_t n)
 	return f->freed[(f->head + f->count + n - 1) % f->cap];
 }
 
+/* times[pos .. pos + n - 1], wrapping at cap, = t (no division per slot). */
+static void fifo_set_times(uint64_t *times, uint32_t cap, uint32_t pos, uint32_t n, uint64_t t)
+{
+	while (n) {
+		uint32_t run = n < cap - pos ? n : cap - pos;
+
+		for (uint32_t i = 0; i < run; i++)
+			times[pos + i] = t;
+		n -= run;
+		pos = 0;
+	}
+}
+
 static void fifo_push(struct fifo *f, uint32_t n, uint64_t ready)
 {
 	f->last_ready = max_u64(f->last_ready, ready);
-	for (uint32_t i = 0; i < n; i++)
-		f->ready[(f->head + f->count + i) % f->cap] = f->last_ready;
+	fifo_set_times(f->ready, f->cap, (f->head + f->count) % f->cap, n, f->last_ready);
 	f->count += n;
 }
 
@@ -134,8 +146,7 @@ static void fifo_pop(struct stream_run *s, uint32_t n, uint64_t freed)
 	struct fifo *f = &s->fifo;
 
 	f->last_freed = max_u64(f->last_freed, freed);
-	for (uint32_t i = 0; i < n; i++)
-		f->freed[(f->head + i) % f->cap] = f->last_freed;
+	fifo_set_times(f->freed, f->cap, f->head, n, f->last_freed);
 	f->head = (f->head + n) % f->cap;
 	f->count -= n;
 	s->left += n;
@@ -355,9 +366,20 @@ static enum spyre_engine_status move_sticks(struct run *r, struct agent *a,
 		uint8_t *fifo = f->base + (size_t)pos * STICK_BYTES;
 		size_t bytes;
 
-		while (coalesce && i + run < n && pos + run < f->cap &&
-		       pattern_offset(ep, first + i + run) == off + (int64_t)run * STICK_BYTES)
+		while (coalesce && i + run < n && pos + run < f->cap) {
+			uint32_t idx = first + i + run, more;
+
+			/* Inside an innermost row of 128-byte strides: the rest of it follows. */
+			if (ep->stride[0] == STICK_BYTES && idx % ep->count[0]) {
+				more = ep->count[0] - idx % ep->count[0];
+				more = more < n - i - run ? more : n - i - run;
+				run += more < f->cap - pos - run ? more : f->cap - pos - run;
+				continue;
+			}
+			if (pattern_offset(ep, idx) != off + (int64_t)run * STICK_BYTES)
+				break;
 			run++;
+		}
 		bytes = (size_t)run * STICK_BYTES;
 		*runs += off != *next;
 		*next = off + (int64_t)bytes;
