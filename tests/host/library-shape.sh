@@ -15,7 +15,7 @@ check() {
 soname() { readelf -d "$lib" | grep -q 'SONAME.*\[libspyre\.so\.0\]'; }
 exports() {
 	local want got
-	want=$(sed -n 's/^\t\(spyre_[a-z_]*\);$/\1/p' "$top/libspyre/libspyre.map" | sort)
+	want=$(sed -n 's/^\t\(spyre_[a-z0-9_]*\);$/\1/p' "$top/libspyre/libspyre.map" | sort)
 	got=$(nm -D --defined-only "$lib" | awk '$2 == "T" { print $3 }' | sed 's/@.*//' | sort)
 	diff <(echo "$want") <(echo "$got")
 }
