@@ -537,6 +537,44 @@ TEST(misuse_returns_documented_errors)
 	spyre_device_close(dev2);
 }
 
+/* Every card at once (vm-run.sh --cards N gives the guest several). */
+TEST(several_cards_at_once)
+{
+	spyre_device *devs[8] = { NULL };
+	spyre_stream *s[8] = { NULL };
+	spyre_buffer *b[8] = { NULL };
+	static uint8_t src[8][65536], dst[8][65536];
+	int count = 0;
+
+	ASSERT_EQ(spyre_device_count(&count), SPYRE_SUCCESS);
+	if (count < 2)
+		SKIP("one card");
+	if (count > 8)
+		count = 8;
+	for (int i = 0; i < count; i++) {
+		ASSERT_EQ(spyre_device_open(i, &devs[i]), SPYRE_SUCCESS);
+		ASSERT_EQ(spyre_stream_create(devs[i], 0, &s[i]), SPYRE_SUCCESS);
+		ASSERT_EQ(spyre_buffer_alloc(devs[i], sizeof(src[i]), 0, &b[i]), SPYRE_SUCCESS);
+		fill_pattern(src[i], sizeof(src[i]), 20 + (unsigned)i);
+	}
+	/* Queue on every card, then wait for all: the copies overlap. */
+	for (int i = 0; i < count; i++) {
+		ASSERT_EQ(spyre_memcpy_htod_async(s[i], b[i], 0, src[i], sizeof(src[i])),
+			  SPYRE_SUCCESS);
+		ASSERT_EQ(spyre_memcpy_dtoh_async(s[i], dst[i], b[i], 0, sizeof(dst[i])),
+			  SPYRE_SUCCESS);
+	}
+	for (int i = 0; i < count; i++) {
+		ASSERT_EQ(spyre_stream_synchronize(s[i]), SPYRE_SUCCESS);
+		EXPECT_TRUE(!memcmp(src[i], dst[i], sizeof(src[i])));
+	}
+	/* A buffer of one card on another card's stream is refused. */
+	EXPECT_EQ(spyre_memcpy_htod_async(s[0], b[1], 0, src[0], 64), SPYRE_ERROR_INVALID_ARGUMENT);
+	for (int i = 0; i < count; i++)
+		EXPECT_EQ(spyre_device_close(devs[i]), SPYRE_SUCCESS);
+	printf("  # %d cards\n", count);
+}
+
 /* ---- 16 threads on one device ---- */
 
 struct thread_arg {
