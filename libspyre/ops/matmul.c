@@ -40,6 +40,21 @@ static uint32_t sticks(uint32_t elems, spyre_dtype dt)
 	return div_up(elems, SPYRE_STICK_BYTES / ops_dtype_bytes(dt));
 }
 
+/* B's stream: from device memory, or over the ring (recorded). */
+static uint16_t b_stream(const struct mm_geom *g, struct pb_core *c, struct pb_endpoint eb,
+			 uint32_t total, uint32_t fifo)
+{
+	uint16_t i;
+
+	if (!g->ring_b)
+		return pb_stream(c, eb, pb_op_end(), total, fifo);
+	/* Peer stream index patched by the caller once the sender exists. */
+	i = pb_stream(c, pb_ring(0, 0), pb_op_end(), total, fifo);
+	g->ring_b[*g->num_ring_b] = (struct mm_ring_b){ i, eb, total, fifo };
+	++*g->num_ring_b;
+	return i;
+}
+
 /*
  * The op chain of one core: MATMUL(s) [+ ADD] [+ act] into C.  fifo is 1
  * or 2 firings per FIFO; A's streams start after stream a_after (or
@@ -90,8 +105,7 @@ uint16_t ops_mm_core(const struct mm_geom *g, const struct mm_item *it, struct p
 	sa = pb_stream(c, ea, pb_op_end(), tiles * g->ks * it->tm * tks, fifo * it->tm * tks);
 	c->streams[sa].after = a_after;
 	op->in[0] = sa;
-	op->in[1] = pb_stream(c, eb, pb_op_end(), tiles * g->ks * g->tk * tns,
-			      fifo * g->tk * tns);
+	op->in[1] = b_stream(g, c, eb, tiles * g->ks * g->tk * tns, fifo * g->tk * tns);
 	op->acc_buffer = pb_buffer(c, it->tm * accs * 128);
 	last = (uint16_t)(c->num_ops - 1);
 	if (chain) {
@@ -116,8 +130,7 @@ uint16_t ops_mm_core(const struct mm_geom *g, const struct mm_item *it, struct p
 		sa = pb_stream(c, ta, pb_op_end(), tiles * it->tm * tails, fifo * it->tm * tails);
 		c->streams[sa].after = a_after;
 		op->in[0] = sa;
-		op->in[1] = pb_stream(c, tb, pb_op_end(), tiles * g->tail_k * tns,
-				      fifo * g->tail_k * tns);
+		op->in[1] = b_stream(g, c, tb, tiles * g->tail_k * tns, fifo * g->tail_k * tns);
 		op->acc_buffer = pb_buffer(c, it->tm * accs * 128);
 		tail_out = pb_stream(c, pb_op_end(), pb_op_end(), tiles * it->tm * accs,
 				     fifo * it->tm * accs);

@@ -5,15 +5,20 @@
  * Fused: each core takes a block of tm rows; stage 1 (MATMUL -> act)
  * writes the block's intermediate h (tm x F, x's dtype) into a scratchpad
  * buffer, and stage 2's MATMUL streams h from there (its streams start
- * `after` stage 1's output stream) against w2 from device memory, so h
- * never leaves the core.  One launch per 32 blocks.
+ * `after` stage 1's output stream) against w2, so h never leaves the
+ * core.  Core 0 streams the weight tiles from device memory and multicasts
+ * them over the ring to the other cores of the launch (each link carries
+ * them once), so the weights are read from device memory twice per
+ * launch, not once per core.  One launch per 32 blocks.
  *
  * Unfused: two matmul plans through a temporary in device memory.
  *
- * AUTO picks fused when F is a multiple of 64 (stage 1 then has one output
- * stream), there are at least OPS_MLP_FUSED_MIN_ROWS rows (fewer rows
- * leave most cores idle while each core streams all of w1 and w2) and a
- * block fits a core.
+ * AUTO fuses when F is a multiple of 64 (stage 1 then has one output
+ * stream), a block fits a core, and M is 1 or at least
+ * OPS_MLP_FUSED_MIN_ROWS: on the timing model (tests/host/test_ops.c
+ * prints it) for 256 x 1024 x 256 fp16, fused/unfused cycles are
+ * 11046/11919 at M = 1, 24069/12675 at 4 (blocks of one row wait on the
+ * multicast), 24513/26456 at 16, 26797/68240 at 64, 51228/159830 at 512.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +26,7 @@
 #include "../internal.h"
 #include "plan.h"
 
-#define OPS_MLP_FUSED_MIN_ROWS	256
+#define OPS_MLP_FUSED_MIN_ROWS	16
 
 static spyre_status mlp_check(const spyre_layout *x, const spyre_layout *w1, spyre_act act,
 			      const spyre_layout *w2, const spyre_layout *y)
@@ -108,8 +113,14 @@ struct mlp_fused {
 	uint32_t tn1, tn2, fifo;
 };
 
-/* One core's block of rows [r0, r0 + tm). */
-static void mlp_core(const struct mlp_fused *f, struct pb_core *c, uint32_t r0, uint32_t tm)
+#define MLP_MAX_RING_B	4
+
+/*
+ * One core's block of rows [r0, r0 + tm).  With ring_b, w1 and w2 arrive
+ * over the ring (from core 0) and their streams are recorded there.
+ */
+static void mlp_core(const struct mlp_fused *f, struct pb_core *c, uint32_t r0, uint32_t tm,
+		     struct mm_ring_b *ring_b, unsigned *num_ring_b)
 {
 	uint32_t F = ops_last_dim(f->w1), N = ops_last_dim(f->w2);
 	uint32_t fs = f->w1->row_sticks;	/* h: x's dtype, F wide: w1's row */
@@ -125,6 +136,8 @@ static void mlp_core(const struct mlp_fused *f, struct pb_core *c, uint32_t r0, 
 	g1.act = f->act;
 	g1.K = g1.tk = ops_last_dim(f->x);
 	g1.ks = 1;
+	g1.ring_b = ring_b;
+	g1.num_ring_b = num_ring_b;
 	it = (struct mm_item){ 0, 1, tm, 0, F / f->tn1, f->tn1 };
 	s1 = ops_mm_core(&g1, &it, c, f->fifo, SPK_NONE);
 
@@ -134,6 +147,8 @@ static void mlp_core(const struct mlp_fused *f, struct pb_core *c, uint32_t r0, 
 	g2.c.base = (uint64_t)r0 * g2.c.row_bytes;
 	g2.K = g2.tk = F;
 	g2.ks = 1;
+	g2.ring_b = ring_b;
+	g2.num_ring_b = num_ring_b;
 	if (N / f->tn2) {
 		it = (struct mm_item){ 0, 1, tm, 0, N / f->tn2, f->tn2 };
 		ops_mm_core(&g2, &it, c, f->fifo, s1);
@@ -144,16 +159,52 @@ static void mlp_core(const struct mlp_fused *f, struct pb_core *c, uint32_t r0, 
 	}
 }
 
+/*
+ * Blocks first .. first + n - 1 (rows of tm) on cores 0 .. n - 1 of prog.
+ * Core 0 streams w1 and w2 from device memory for itself and multicasts
+ * them over the ring to the other cores, which then read no weights from
+ * device memory.  Returns 1 if every core fits.
+ */
+static int mlp_launch(const struct mlp_fused *f, struct pb_program *prog, uint32_t first,
+		      uint32_t n, uint32_t tm)
+{
+	uint32_t M = (uint32_t)f->x->rows, mask = 0;
+	struct mm_ring_b rb[MLP_MAX_RING_B];
+	uint16_t sender[MLP_MAX_RING_B];
+	unsigned nrb = 0, k;
+	struct pb_core *c0 = pb_core(prog, 0);
+	int ok = 1;
+
+	mlp_core(f, c0, first * tm, M - first * tm < tm ? M - first * tm : tm, NULL, NULL);
+	for (uint32_t b = 1; b < n; b++) {
+		uint32_t r0 = (first + b) * tm, rows = M - r0 < tm ? M - r0 : tm;
+
+		nrb = 0;
+		mlp_core(f, pb_core(prog, b), r0, rows, rb, &nrb);
+		mask |= 1u << b;
+	}
+	/* Every receiver has the same streams: one sender each, on core 0. */
+	for (k = 0; k < nrb && n > 1; k++)
+		sender[k] = pb_stream(c0, rb[k].dram, pb_ring(rb[k].stream, mask), rb[k].total,
+				      rb[k].fifo);
+	for (uint32_t b = 1; b < n; b++)
+		for (k = 0; k < nrb; k++)
+			prog->cores[b].streams[rb[k].stream].src.ref = sender[k];
+	for (uint32_t b = 0; b < n; b++)
+		ok &= ops_core_fits(&prog->cores[b]);
+	return ok;
+}
+
 static int mlp_fits(const struct mlp_fused *f, uint32_t tm)
 {
-	struct pb_core *c = calloc(1, sizeof(*c));
+	uint32_t M = (uint32_t)f->x->rows, blocks = (M + tm - 1) / tm;
+	struct pb_program *p = ops_prog_new(4);
 	int ok;
 
-	if (!c)
+	if (!p)
 		return 0;
-	mlp_core(f, c, 0, tm);
-	ok = ops_core_fits(c);
-	free(c);
+	ok = mlp_launch(f, p, 0, blocks < OPS_CORES ? blocks : OPS_CORES, tm);
+	free(p);
 	return ok;
 }
 
@@ -190,11 +241,8 @@ static spyre_status mlp_fused_plan(struct mlp_fused *f, uint32_t tm, struct ops_
 		if (!prog)
 			return spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY,
 					       "spyre_op_mlp: out of memory");
-		for (uint32_t b = first; b < blocks && b < first + OPS_CORES; b++) {
-			uint32_t r0 = b * tm, rows = M - r0 < tm ? M - r0 : tm;
-
-			mlp_core(f, pb_core(prog, b - first), r0, rows);
-		}
+		mlp_launch(f, prog, first,
+			   blocks - first < OPS_CORES ? blocks - first : OPS_CORES, tm);
 		st = ops_plan_add(plan, prog, args);
 		free(prog);
 	}
@@ -212,7 +260,7 @@ spyre_status ops_gen_mlp(const spyre_layout *x, const spyre_layout *w1, spyre_ac
 	if (st)
 		return st;
 	if (mode != OPS_MLP_UNFUSED && ops_last_dim(w1) % 64 == 0 &&
-	    (mode == OPS_MLP_FUSED || x->rows >= OPS_MLP_FUSED_MIN_ROWS))
+	    (mode == OPS_MLP_FUSED || x->rows == 1 || x->rows >= OPS_MLP_FUSED_MIN_ROWS))
 		tm = mlp_fused_geometry(&f);
 	if (tm)
 		return mlp_fused_plan(&f, tm, plan);

@@ -55,12 +55,26 @@ struct mm_operand {
 	spyre_dtype dtype;
 };
 
+/* A B stream that receives over the ring what another core reads. */
+struct mm_ring_b {
+	uint16_t stream;		/* the receiving stream on this core */
+	struct pb_endpoint dram;	/* what the sender reads */
+	uint32_t total, fifo;
+};
+
 struct mm_geom {
 	struct mm_operand a, b, c;
 	spyre_act act;
 	uint32_t K;
 	uint32_t tm, tn;		/* tile */
 	uint32_t tk, ks, tail_k;	/* K = ks x tk + tail_k */
+	/*
+	 * If set, B arrives over the ring from core 0 (which streams it from
+	 * device memory and multicasts it): each B stream is recorded here for
+	 * the caller to build the sender and patch the peer index.
+	 */
+	struct mm_ring_b *ring_b;
+	unsigned *num_ring_b;
 };
 
 /* A core's rectangle of tiles of one shape. */

@@ -789,6 +789,9 @@ TEST(mlp_fused_and_unfused_on_the_engine)
 			    SPYRE_ACT_GELU, OPS_MLP_UNFUSED, &unfused), 0);
 	EXPECT_EQ(check_mlp(3, 65, 130, 33, SPYRE_DTYPE_FP32, SPYRE_DTYPE_FP32, SPYRE_ACT_SILU,
 			    OPS_MLP_AUTO, &unfused), 0);
+	/* One row: fused on one core, no multicast. */
+	EXPECT_EQ(check_mlp(1, 256, 1024, 256, SPYRE_DTYPE_FP16, SPYRE_DTYPE_FP16, SPYRE_ACT_SILU,
+			    OPS_MLP_AUTO, &fused), 0);
 	EXPECT_EQ(check_mlp(300, 64, 256, 64, SPYRE_DTYPE_BF16, SPYRE_DTYPE_FP32,
 			    SPYRE_ACT_RELU, OPS_MLP_AUTO, &fused), 0);
 	EXPECT_EQ(check_mlp(512, 256, 1024, 256, SPYRE_DTYPE_FP16, SPYRE_DTYPE_FP16,

@@ -381,7 +381,8 @@ TEST(mlp_against_cpu)
 	if (setup())
 		SKIP("no device");
 	EXPECT_EQ(run_mlp(3, 65, 130, 33), 0);		/* unfused */
-	EXPECT_EQ(run_mlp(300, 64, 256, 70), 0);	/* rows enough to fuse */
+	EXPECT_EQ(run_mlp(1, 256, 1024, 256), 0);	/* fused, one core */
+	EXPECT_EQ(run_mlp(300, 64, 256, 70), 0);	/* fused, weights multicast */
 }
 
 TEST(transpose_exact)
