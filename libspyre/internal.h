@@ -181,7 +181,8 @@ spyre_status spyre_job_add_bo(struct spyre_job *job, uint32_t handle);
 
 /* ---- streams (stream.c) ---- */
 
-#define SPYRE_STAGE_BYTES	(2u << 20)
+#define SPYRE_STAGE_BYTES	(8u << 20)	/* largest staging buffer (a copy chunk) */
+#define SPYRE_STAGE_MIN		(64u << 10)
 #define SPYRE_STAGE_COUNT	4
 
 struct spyre_stage {
@@ -215,8 +216,9 @@ void spyre_stream_free(spyre_stream *s);
 spyre_status spyre_stream_submit(spyre_stream *s, struct spyre_job *job, uint64_t *point);
 /* Wait for @point and retire up to it (takes the lock itself). */
 spyre_status spyre_stream_wait_point(spyre_stream *s, uint64_t point);
-/* A free staging buffer (waits for one if needed; under s->lock). */
-spyre_status spyre_stream_get_stage(spyre_stream *s, int *index);
+/* A free staging buffer of at least @bytes (<= SPYRE_STAGE_BYTES); waits
+ * for one if needed; under s->lock. */
+spyre_status spyre_stream_get_stage(spyre_stream *s, uint64_t bytes, int *index);
 /* Checks on entry of a stream operation (under s->lock). */
 spyre_status spyre_stream_enter(spyre_stream *s, int capture_ok);
 

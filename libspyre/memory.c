@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * Buffers and copies.  Pageable host memory goes through the stream's
- * pinned staging buffers (SPYRE_STAGE_BYTES each, up to SPYRE_STAGE_COUNT
- * in flight, so copying into one overlaps the card's DMA from another);
+ * pinned staging buffers (chunks of up to SPYRE_STAGE_BYTES, up to
+ * SPYRE_STAGE_COUNT in flight, so copying into one overlaps the card's DMA
+ * from another);
  * pointers inside a SPYRE_MEM_HOST buffer's mapping are DMAed directly.
  */
 #include <errno.h>
@@ -319,7 +320,7 @@ static spyre_status staged_locked(spyre_stream *s, int to_device, spyre_buffer *
 		uint64_t stage_va, buf_va = buf->bo.va + off + done;
 		int stage;
 
-		st = spyre_stream_get_stage(s, &stage);
+		st = spyre_stream_get_stage(s, n, &stage);
 		if (st != SPYRE_SUCCESS)
 			return st;
 		stage_va = s->stage[stage].bo.va;

@@ -308,36 +308,55 @@ spyre_status spyre_stream_enter(spyre_stream *s, int capture_ok)
 	return SPYRE_SUCCESS;
 }
 
-spyre_status spyre_stream_get_stage(spyre_stream *s, int *index)
+/* Staging buffers grow with the copies: a power of two from 64 KiB to 8 MiB. */
+static uint64_t stage_size(uint64_t bytes)
 {
-	int free_slot = -1, oldest = -1;
+	uint64_t size = SPYRE_STAGE_MIN;
+
+	while (size < bytes && size < SPYRE_STAGE_BYTES)
+		size <<= 1;
+	return size;
+}
+
+spyre_status spyre_stream_get_stage(spyre_stream *s, uint64_t bytes, int *index)
+{
 	spyre_status st;
 
 	for (;;) {
+		int empty = -1, small = -1, oldest = -1;
+
 		retire_locked(s);
 		for (int i = 0; i < SPYRE_STAGE_COUNT; i++) {
 			struct spyre_stage *g = &s->stage[i];
 
 			if (!g->bo.handle) {
-				if (free_slot < 0)
-					free_slot = i;
+				if (empty < 0)
+					empty = i;
 				continue;
 			}
-			if (!g->pending && g->busy_until <= s->retired) {
+			if (g->pending || g->busy_until > s->retired) {
+				if (oldest < 0 || g->busy_until < s->stage[oldest].busy_until)
+					oldest = i;
+				continue;
+			}
+			if (g->bo.size >= bytes) {
 				*index = i;
 				return SPYRE_SUCCESS;
 			}
-			if (oldest < 0 || g->busy_until < s->stage[oldest].busy_until)
-				oldest = i;
+			small = i;
 		}
-		if (free_slot >= 0) {
-			st = spyre_bo_create(s->obj.dev, SPYRE_STAGE_BYTES, 0,
-					     &s->stage[free_slot].bo);
+		if (small >= 0) {
+			/* An idle one too small for this copy: replace it. */
+			spyre_bo_destroy(s->obj.dev, &s->stage[small].bo);
+			empty = small;
+		}
+		if (empty >= 0) {
+			st = spyre_bo_create(s->obj.dev, stage_size(bytes), 0, &s->stage[empty].bo);
 			if (st != SPYRE_SUCCESS)
 				return st;
-			s->stage[free_slot].busy_until = 0;
-			s->stage[free_slot].pending = 0;
-			*index = free_slot;
+			s->stage[empty].busy_until = 0;
+			s->stage[empty].pending = 0;
+			*index = empty;
 			return SPYRE_SUCCESS;
 		}
 		st = wait_locked(s, s->stage[oldest].busy_until);
