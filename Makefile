@@ -22,7 +22,7 @@ LIB_HDRS := $(wildcard libspyre/*.h libspyre/ops/*.h libspyre/include/spyre/*.h)
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 LIB_SAN_OBJS := $(LIB_SRCS:%.c=$(B)/obj-san/%.o)
 LIB := $(B)/lib/libspyre.so.$(VERSION)
-TOOLS := $(B)/bin/spyre-smi $(B)/bin/device_info
+TOOLS := $(B)/bin/spyre-smi $(B)/bin/device_info $(B)/bin/vector_add
 HOST_TESTS := $(B)/tests/host/test_libspyre $(B)/tests/host/test_libspyre_san
 
 # The dataflow engine (qemu-device/engine/): plain C11, no QEMU headers, so
@@ -101,6 +101,10 @@ $(OPS_EXAMPLES): $(B)/bin/%: libspyre/examples/%.c libspyre/include/spyre/spyre_
 	$(CC) $(CFLAGS_COMMON) $< -o $@ $(LINK_LIB) -lm
 
 $(B)/bin/device_info: libspyre/examples/device_info.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $< -o $@ $(LINK_LIB)
+
+$(B)/bin/vector_add: libspyre/examples/vector_add.c include/spyre_program_builder.h $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $< -o $@ $(LINK_LIB)
 

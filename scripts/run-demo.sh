@@ -15,6 +15,8 @@ echo "# spyre-smi --json"
 spyre-smi --json
 echo "# device_info (libspyre sample)"
 device_info
+echo "# vector_add (libspyre runtime: kernel, profile, events, graph)"
+vector_add
 echo "# matmul (op library, checked against the CPU)"
 matmul
 echo "# decoder (op library: prefill and decode, eager and as graphs)"
