@@ -8,11 +8,14 @@
  * it: results do not depend on the host.
  *
  * A firing is one pool job when there are at least as many A panels as
- * threads: each thread packs its own share of the row panels, runs the
- * tile kernel over them for every column (B is read in place from the
- * input FIFO, shared read-only) and writes its rows of C, so threads never
- * wait for each other inside a firing.  With fewer panels than threads
- * (small M), the threads first pack A together, then split the columns.
+ * threads: a part is one row panel, which its thread packs, runs the tile
+ * kernel over for every column (B is read in place from the input FIFO,
+ * shared read-only) and writes out as rows of C, so threads never wait for
+ * each other inside a firing.  When the scheduler allows it (env->defer),
+ * the job is only started: the workers compute while the scheduler moves
+ * other cores' sticks, and the scheduler finishes it (pool_finish) before
+ * touching this core again.  With fewer panels than threads (small M), the
+ * threads first pack A together, then split the columns.
  */
 #include <string.h>
 
@@ -30,6 +33,8 @@ struct matmul_job {
 	bool zero;			/* the first k step: start from 0 */
 	uint32_t m, k, n, mr, ipanels, jpanels;
 };
+
+_Static_assert(sizeof(struct matmul_job) <= POOL_CTX_MAX, "pool_start copies the job");
 
 static inline uint32_t share(uint32_t total, unsigned part, unsigned parts)
 {
@@ -66,18 +71,16 @@ static void store_rows(const struct matmul_job *j, uint32_t r0, uint32_t r1)
 			    j->c_row);
 }
 
-/* A part's row panels, start to finish. */
-static void rows_part(void *ctx, unsigned part, unsigned parts)
+/* Row panel `part`, start to finish. */
+static void panel_part(void *ctx, unsigned part, unsigned parts)
 {
 	const struct matmul_job *j = ctx;
-	uint32_t i0 = share(j->ipanels, part, parts), i1 = share(j->ipanels, part + 1, parts);
 
-	if (i0 >= i1)
-		return;
-	gemm_pack_a(j->isa, j->a, j->a_row, j->dtype, j->m, j->k, i0, i1, j->apack);
-	run_tiles(j, i0, i1, 0, j->jpanels);
+	(void)parts;
+	gemm_pack_a(j->isa, j->a, j->a_row, j->dtype, j->m, j->k, part, part + 1, j->apack);
+	run_tiles(j, part, part + 1, 0, j->jpanels);
 	if (j->out)
-		store_rows(j, i0 * j->mr, min_u32(j->m, i1 * j->mr));
+		store_rows(j, part * j->mr, min_u32(j->m, (part + 1) * j->mr));
 }
 
 static void pack_part(void *ctx, unsigned part, unsigned parts)
@@ -129,7 +132,9 @@ bool op_matmul_fire(const struct op_env *env, const struct op_desc *op, uint32_t
 	job.mr = gemm_mr(job.isa);
 	job.ipanels = (m + job.mr - 1) / job.mr;
 	if (job.ipanels >= pool_threads(env->pool)) {
-		pool_run(env->pool, rows_part, &job);
+		pool_start(env->pool, panel_part, &job, sizeof(job), job.ipanels);
+		if (!env->defer)
+			pool_finish(env->pool);
 	} else {
 		pool_run(env->pool, pack_part, &job);
 		pool_run(env->pool, cols_part, &job);

@@ -21,6 +21,13 @@
 struct op_env {
 	struct engine_pool *pool;
 	bool simd;
+	/*
+	 * The firing may still be computing on the pool when op_fire returns
+	 * (a matmul into its output FIFO's slots): the caller must call
+	 * pool_finish(pool) before anything else reads or writes the firing's
+	 * core (its FIFOs, accumulator) or fires another op.
+	 */
+	bool defer;
 	float *thread_tmp[OP_MAX_THREADS];	/* op_thread_floats() each, per pool thread */
 	size_t thread_floats;
 };

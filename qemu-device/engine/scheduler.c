@@ -87,6 +87,7 @@ struct run {
 	uint8_t *gather;		/* op inputs, then output, contiguous */
 	struct op_env env;		/* thread pool and SIMD choice for kernels */
 	uint64_t end;			/* latest completion seen */
+	int busy_slot;			/* core of a firing still computing (op_env.defer), or -1 */
 };
 
 static inline uint64_t max_u64(uint64_t a, uint64_t b)
@@ -562,6 +563,10 @@ static void fire_op(struct run *r, struct agent *a, uint64_t t)
 		acc = (float *)(void *)(cr->spad + cr->prog->buffers[op->acc_buffer].offset);
 		r->stats->macs += (uint64_t)op->rows * op->k * op->row_elems;
 	}
+	/* A matmul writing straight into its FIFO may finish later (run_loop). */
+	r->env.defer = direct && op->opcode == SPK_OPC_MATMUL;
+	if (r->env.defer)
+		r->busy_slot = (int)a->slot;
 	if (op_fire(&r->env, op, a->fired, in, out_buf, acc, r->tmp)) {
 		if (!direct) {
 			uint32_t first = of->cap - out_pos;
@@ -642,6 +647,12 @@ static void eval_after(struct run *r, unsigned s)
 	}
 }
 
+/* Whether agent a may touch what a deferred firing on core slot s uses. */
+static bool agent_touches(const struct run *r, const struct agent *a, unsigned s)
+{
+	return a->kind == AGENT_OP || a->slot == s || (r->cores[s].linked & (1u << a->slot));
+}
+
 static enum spyre_engine_status run_loop(struct run *r)
 {
 	for (unsigned i = 0; i < r->num_agents; i++)
@@ -657,6 +668,10 @@ static enum spyre_engine_status run_loop(struct run *r)
 		if (!agentq_pick(&r->queue, r->dram.free_at, &idx, &t))
 			return report_deadlock(r);
 		best = &r->agents[idx];
+		if (r->busy_slot >= 0 && agent_touches(r, best, (unsigned)r->busy_slot)) {
+			pool_finish(r->env.pool);
+			r->busy_slot = -1;
+		}
 		if (best->kind == AGENT_SRC)
 			st = fire_src(r, best, t, best->n);
 		else if (best->kind == AGENT_DST)
@@ -872,6 +887,7 @@ enum spyre_engine_status spyre_program_run(struct spyre_program *prog,
 	r.err = err;
 	r.dram.last_dir = -1;
 	r.ring.num_cores = prog->cfg.num_cores;
+	r.busy_slot = -1;
 	st = alloc_run(&r);
 	for (unsigned c = 0; !st && c < prog->num_cores; c++)
 		st = setup_core(&r, c, args);
@@ -879,6 +895,7 @@ enum spyre_engine_status spyre_program_run(struct spyre_program *prog,
 		engine_set_error(err, st, -1, -1, "host memory for the run");
 	if (!st)
 		st = run_loop(&r);
+	pool_finish(r.env.pool);	/* a deferred firing still reads the arena */
 	finish_stats(&r);
 	arena_put(r.arena);
 	return st;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The thread pool.  A job is published by bumping a generation number;
- * workers that finished the previous job spin on it for a while
+ * every thread in it takes parts from a shared counter until none are
+ * left.  Workers that finished the previous job spin on it for a while
  * (POOL_SPIN_NS) before sleeping on a condition variable, and the caller
  * spins the same way for the workers to finish.  Waking a sleeping thread
  * costs tens to hundreds of microseconds (much more in a VM, where it is an
@@ -19,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,15 +37,18 @@ struct engine_pool {
 	pthread_cond_t start, done;
 	atomic_ulong generation;	/* a new job when it changes */
 	atomic_uint pending;		/* workers still on the job */
+	atomic_uint next;		/* the next part to take */
 	atomic_uint sleepers;		/* threads waiting on start or done */
 	atomic_bool quit;
+	bool started;			/* the caller has a job not yet finished */
 	pool_fn fn;			/* the job: written before generation */
 	void *ctx;
+	unsigned parts;
+	_Alignas(64) unsigned char ctx_copy[POOL_CTX_MAX];	/* pool_start's ctx */
 };
 
 struct worker_arg {
 	struct engine_pool *pool;
-	unsigned part;
 };
 
 static inline void cpu_relax(void)
@@ -124,11 +129,21 @@ static void wake(struct engine_pool *pool, pthread_cond_t *cv)
 	pthread_mutex_unlock(&pool->lock);
 }
 
+static void take_parts(struct engine_pool *pool)
+{
+	for (;;) {
+		unsigned p = atomic_fetch_add(&pool->next, 1);
+
+		if (p >= pool->parts)
+			return;
+		pool->fn(pool->ctx, p, pool->parts);
+	}
+}
+
 static void *worker_main(void *opaque)
 {
 	struct worker_arg *arg = opaque;
 	struct engine_pool *pool = arg->pool;
-	unsigned part = arg->part;
 	unsigned long seen = 0;
 
 	free(arg);
@@ -138,7 +153,7 @@ static void *worker_main(void *opaque)
 		if (atomic_load(&pool->quit))
 			break;
 		seen = atomic_load(&pool->generation);
-		pool->fn(pool->ctx, part, pool->threads);
+		take_parts(pool);
 		if (atomic_fetch_sub(&pool->pending, 1) == 1)
 			wake(pool, &pool->done);
 	}
@@ -167,14 +182,12 @@ struct engine_pool *pool_create(unsigned threads)
 	pthread_mutex_init(&pool->lock, NULL);
 	pthread_cond_init(&pool->start, NULL);
 	pthread_cond_init(&pool->done, NULL);
-	/* Workers take parts 1..threads-1; the caller does part 0. */
 	for (unsigned i = 1; i < threads; i++) {
 		struct worker_arg *arg = malloc(sizeof(*arg));
 
 		if (!arg)
 			break;
 		arg->pool = pool;
-		arg->part = i;
 		if (pthread_create(&pool->workers[i], NULL, worker_main, arg)) {
 			free(arg);
 			break;
@@ -188,6 +201,7 @@ void pool_destroy(struct engine_pool *pool)
 {
 	if (!pool)
 		return;
+	pool_finish(pool);
 	atomic_store(&pool->quit, true);
 	wake(pool, &pool->start);
 	for (unsigned i = 1; i < pool->threads; i++)
@@ -203,18 +217,52 @@ unsigned pool_threads(const struct engine_pool *pool)
 	return pool ? pool->threads : 1;
 }
 
+/* Publish a job to the workers. */
+static void begin(struct engine_pool *pool, pool_fn fn, void *ctx, unsigned parts)
+{
+	pool->fn = fn;
+	pool->ctx = ctx;
+	pool->parts = parts;
+	atomic_store(&pool->next, 0);
+	atomic_store(&pool->pending, pool->threads - 1);
+	atomic_fetch_add(&pool->generation, 1);	/* publishes the job */
+	wake(pool, &pool->start);
+	pool->started = true;
+}
+
+void pool_finish(struct engine_pool *pool)
+{
+	if (!pool || !pool->started)
+		return;
+	take_parts(pool);
+	if (!spin_until(pool, job_done, 0))
+		sleep_until(pool, &pool->done, job_done, 0);
+	pool->started = false;
+}
+
 void pool_run(struct engine_pool *pool, pool_fn fn, void *ctx)
 {
 	if (!pool || pool->threads == 1) {
 		fn(ctx, 0, 1);
 		return;
 	}
-	pool->fn = fn;
-	pool->ctx = ctx;
-	atomic_store(&pool->pending, pool->threads - 1);
-	atomic_fetch_add(&pool->generation, 1);	/* publishes fn, ctx, pending */
-	wake(pool, &pool->start);
-	fn(ctx, 0, pool->threads);
-	if (!spin_until(pool, job_done, 0))
-		sleep_until(pool, &pool->done, job_done, 0);
+	pool_finish(pool);
+	begin(pool, fn, ctx, pool->threads);
+	pool_finish(pool);
+}
+
+void pool_start(struct engine_pool *pool, pool_fn fn, const void *ctx, size_t ctx_size,
+		unsigned parts)
+{
+	_Alignas(64) unsigned char copy[POOL_CTX_MAX];
+
+	if (!pool || pool->threads == 1) {
+		memcpy(copy, ctx, ctx_size);
+		for (unsigned p = 0; p < parts; p++)
+			fn(copy, p, parts);
+		return;
+	}
+	pool_finish(pool);
+	memcpy(pool->ctx_copy, ctx, ctx_size);
+	begin(pool, fn, pool->ctx_copy, parts);
 }

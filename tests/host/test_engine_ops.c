@@ -689,4 +689,99 @@ TEST(matmul_every_simd_path_bit_identical)
 	free(got);
 }
 
+/*
+ * Eight cores, two 48x64 fp32 tiles each (same rows, two column blocks) of
+ * a 192x96x256 product, B's FIFO one tile deep: the scheduler lets a
+ * firing compute on the pool while it moves other cores' sticks, and must
+ * wait for it before refilling that core's FIFOs.  Every path and 1-3
+ * threads (the 2-thread run repeated) give the same bits, within
+ * tolerance of a double reference.
+ */
+TEST(matmul_many_cores_overlapped_identical)
+{
+	enum { CORES = 8, TM = 48, TN = 64, M = 192, K = 96, N = 256, KS = K / 32 };
+	static const unsigned threads[] = { 1, 2, 3, 2, 2, 2 };
+	struct spyre_engine_config cfg;
+	struct pb_program prog = { 0 };
+	struct test_mem mem;
+	uint64_t args[3] = { 0, ARG_STRIDE, 2 * ARG_STRIDE };
+	float *a = malloc(sizeof(float) * M * K), *b = malloc(sizeof(float) * K * N);
+	float *c = malloc(sizeof(float) * M * N), *first = malloc(sizeof(float) * M * N);
+	double *ref = calloc((size_t)M * N, sizeof(double));
+	double *scale = calloc((size_t)M * N, sizeof(double));
+	enum gemm_isa best = gemm_isa_supported();
+	unsigned bad = 0, differ = 0, dirty = 0, runs = 0;
+
+	spyre_engine_config_default(&cfg);
+	test_mem_init(&mem, MEM_BYTES);
+	for (size_t i = 0; i < (size_t)M * K; i++)
+		a[i] = rnd(-1, 1);
+	for (size_t i = 0; i < (size_t)K * N; i++)
+		b[i] = rnd(-1, 1);
+	write_tensor(&mem, args[0], SPK_DT_FP32, M, K, a);
+	write_tensor(&mem, args[1], SPK_DT_FP32, K, N, b);
+	prog.num_args = 3;
+	for (unsigned core = 0; core < CORES; core++) {
+		struct pb_core *pc = pb_core(&prog, core);
+		struct pb_op *op = pb_op(pc, SPK_OPC_MATMUL, SPK_DT_FP32, SPK_DT_FP32, 2, TM, TN);
+		unsigned ti = core / 2, tj = core % 2 * 2;	/* tiles (ti, tj), (ti, tj + 1) */
+
+		op->k = K;
+		op->k_steps = 1;
+		op->in[0] = pb_stream(pc, (struct pb_endpoint){ SPK_EP_DRAM, 0, 0,
+								(uint64_t)ti * TM * KS * 128,
+								{ TM * KS, 2, 1, 1 },
+								{ 128, 0, 0, 0 } },
+				      pb_op_end(), 2 * TM * KS, 2 * TM * KS);
+		op->in[1] = pb_stream(pc, (struct pb_endpoint){ SPK_EP_DRAM, 1, 0,
+								(uint64_t)tj * (TN / 32) * 128,
+								{ TN / 32, K, 2, 1 },
+								{ 128, N / 32 * 128, TN / 32 * 128, 0 } },
+				      pb_op_end(), 2 * K * (TN / 32), K * (TN / 32));
+		op->out = pb_stream(pc, pb_op_end(),
+				    (struct pb_endpoint){ SPK_EP_DRAM, 2, 0,
+							  ((uint64_t)ti * TM * (N / 32) +
+							   tj * (TN / 32)) * 128,
+							  { TN / 32, TM, 2, 1 },
+							  { 128, N / 32 * 128, TN / 32 * 128, 0 } },
+				    2 * TM * (TN / 32), 2 * TM * (TN / 32));
+		op->acc_buffer = pb_buffer(pc, TM * (TN / 32) * 128);
+	}
+	for (uint32_t i = 0; i < M; i++)
+		for (uint32_t j = 0; j < N; j++)
+			for (uint32_t kk = 0; kk < K; kk++) {
+				double p = (double)a[i * K + kk] * b[kk * N + j];
+
+				ref[i * N + j] += p;
+				scale[i * N + j] += fabs(p);
+			}
+	for (unsigned isa = GEMM_PORTABLE; isa <= best; isa++)
+		for (unsigned t = 0; t < sizeof(threads) / sizeof(threads[0]); t++) {
+			setenv("SPYRE_ENGINE_ISA", gemm_isa_name(isa), 1);
+			cfg.host_threads = threads[t];
+			memset(mem.bytes + args[2], 0, (size_t)M * N * 4);
+			if (test_run(&cfg, &prog, &mem, args, 3, NULL, NULL)) {
+				bad++;
+				continue;
+			}
+			dirty += read_tensor(&mem, args[2], SPK_DT_FP32, M, N, c);
+			bad += compare("many cores", c, ref, scale, (size_t)M * N, SPK_DT_FP32);
+			if (!runs++)
+				memcpy(first, c, sizeof(float) * M * N);
+			else if (memcmp(first, c, sizeof(float) * M * N))
+				differ++;
+		}
+	unsetenv("SPYRE_ENGINE_ISA");
+	EXPECT_EQ(bad, 0);
+	EXPECT_EQ(differ, 0);
+	EXPECT_EQ(dirty, 0);
+	test_mem_fini(&mem);
+	free(a);
+	free(b);
+	free(c);
+	free(first);
+	free(ref);
+	free(scale);
+}
+
 TAP_MAIN()
