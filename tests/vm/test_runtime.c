@@ -590,6 +590,29 @@ TEST(misuse_returns_documented_errors)
 	spyre_device_close(dev2);
 }
 
+/* More jobs than the command ring holds at once: slots are reused in order. */
+TEST(command_ring_wraps_without_losing_work)
+{
+	enum { JOBS = 2500 };	/* 4 slots each: more than the 8192-slot ring */
+	spyre_device *dev = open_dev();
+	spyre_stream *s = NULL;
+	spyre_buffer *b = NULL;
+	static uint64_t out[JOBS];
+	int bad = 0;
+
+	ASSERT_TRUE(dev);
+	ASSERT_EQ(spyre_stream_create(dev, 0, &s), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_buffer_alloc(dev, sizeof(out), 0, &b), SPYRE_SUCCESS);
+	for (uint64_t i = 0; i < JOBS; i++)
+		ASSERT_EQ(spyre_memset64_async(s, b, i * 8, 0x1000 + i * 3, 8), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_memcpy_dtoh_async(s, out, b, 0, sizeof(out)), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_stream_synchronize(s), SPYRE_SUCCESS);
+	for (uint64_t i = 0; i < JOBS; i++)
+		bad += out[i] != 0x1000 + i * 3;
+	EXPECT_EQ(bad, 0);
+	spyre_device_close(dev);
+}
+
 /* Every card at once (vm-run.sh --cards N gives the guest several). */
 TEST(several_cards_at_once)
 {
