@@ -103,6 +103,12 @@ static spyre_status open_entry(const struct spyre_device_entry *e, spyre_device 
 	spyre_handle_add((struct spyre_obj *)&dev->objects, SPYRE_KIND_DEVICE, dev);
 	dev->registered = 1;
 	spyre_log(SPYRE_LOG_INFO, "opened %s (%s)", e->devnode, e->pci_address);
+	if (spyre_trace_enabled()) {
+		char name[96];
+
+		snprintf(name, sizeof(name), "%s (%s)", e->devnode, e->pci_address);
+		spyre_trace_name_track(dev->trace_pid, 0, name);
+	}
 	*out = dev;
 	spyre_clear_error();
 	return SPYRE_SUCCESS;

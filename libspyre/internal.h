@@ -278,6 +278,7 @@ void spyre_trace_slice(uint32_t pid, uint32_t tid, const char *name, const char 
 /* A launch: per-core busy slices under the device's core tracks. */
 void spyre_trace_launch_cores(uint32_t pid, const char *name, uint64_t start_ns,
 			      const spyre_launch_profile *p);
+/* Name a track (@tid) or, with @tid 0, the device open @pid. */
 void spyre_trace_name_track(uint32_t pid, uint32_t tid, const char *name);
 /* Format the trace as JSON into a malloc'd string (for tests and writing). */
 char *spyre_trace_json(void);

@@ -36,8 +36,6 @@ spyre_status spyre_bo_create(spyre_device *dev, uint64_t size, uint32_t flags,
 	if (ret) {
 		st = ret == -ENOMEM && (flags & DRM_SPYRE_BO_DEVICE) ?
 			SPYRE_ERROR_OUT_OF_DEVICE_MEMORY : spyre_status_from_errno(-ret);
-		if (ret == -ENOMEM && !(flags & DRM_SPYRE_BO_DEVICE))
-			st = SPYRE_ERROR_OUT_OF_DEVICE_MEMORY;	/* address space or pins */
 		return spyre_set_error(st, "%s: creating a %llu-byte %s buffer: %s",
 				       dev->props.devnode, (unsigned long long)size,
 				       flags & DRM_SPYRE_BO_DEVICE ? "device" : "host",

@@ -108,9 +108,10 @@ void spyre_trace_name_track(uint32_t pid, uint32_t tid, const char *name)
 	char buf[256], esc[128];
 
 	json_escape(esc, sizeof(esc), name);
+	/* tid 0 names the process (a device open), others a track in it. */
 	snprintf(buf, sizeof(buf),
-		 "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32
-		 ",\"args\":{\"name\":\"%s\"}}", pid, tid, esc);
+		 "{\"name\":\"%s_name\",\"ph\":\"M\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32
+		 ",\"args\":{\"name\":\"%s\"}}", tid ? "thread" : "process", pid, tid, esc);
 	pthread_mutex_lock(&trace_lock);
 	append(buf);
 	pthread_mutex_unlock(&trace_lock);

@@ -906,9 +906,10 @@ __attribute__((constructor)) static void trace_child(void)
 	exit(0);
 }
 
-TEST(trace_file_is_json_with_copies_launches_and_cores)
+TEST(trace_file_is_json_and_spyre_log_logs)
 {
 	const char *path = "/tmp/test_runtime_trace.json";
+	const char *log_path = "/tmp/test_runtime_log.txt";
 	char *buf = malloc(1 << 20);
 	int status = -1;
 	size_t n = 0;
@@ -921,8 +922,13 @@ TEST(trace_file_is_json_with_copies_launches_and_cores)
 	pid = fork();
 	ASSERT_TRUE(pid >= 0);
 	if (!pid) {
+		int log = open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (log < 0 || dup2(log, 2) < 0)
+			_exit(126);
 		setenv("TEST_RUNTIME_TRACE_CHILD", "1", 1);
 		setenv("SPYRE_TRACE", path, 1);
+		setenv("SPYRE_LOG", "debug", 1);
 		execl("/proc/self/exe", "test_runtime", (char *)NULL);
 		_exit(127);
 	}
@@ -945,6 +951,18 @@ TEST(trace_file_is_json_with_copies_launches_and_cores)
 	EXPECT_TRUE(strstr(buf, "\"cat\":\"core\"") != NULL);
 	EXPECT_TRUE(strstr(buf, "\"name\":\"core 1\"") != NULL);
 	EXPECT_TRUE(strstr(buf, "(queue 2)") != NULL);
+	EXPECT_TRUE(strstr(buf, "\"process_name\"") != NULL);
+	EXPECT_TRUE(strstr(buf, "/dev/accel/accel") != NULL);
+	/* SPYRE_LOG=debug: the open, every job and the trace file, on stderr. */
+	f = fopen(log_path, "r");
+	ASSERT_TRUE(f);
+	n = fread(buf, 1, (1 << 20) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	EXPECT_TRUE(strstr(buf, "libspyre info: opened /dev/accel/accel") != NULL);
+	EXPECT_TRUE(strstr(buf, "libspyre debug: stream ") != NULL);
+	EXPECT_TRUE(strstr(buf, "libspyre info: trace written to /tmp/test_runtime_trace.json") !=
+		    NULL);
 	free(buf);
 }
 

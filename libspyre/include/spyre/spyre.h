@@ -143,8 +143,10 @@ typedef struct spyre_graph_exec spyre_graph_exec;	/* an instantiated graph */
 /*
  * Allocate @bytes (1 .. 16 GiB; rounded up to 4 KiB) of memory.  Device
  * buffers start zeroed.  SPYRE_MEM_HOST and SPYRE_MEM_MAPPABLE are mutually
- * exclusive.  Errors: INVALID_ARGUMENT, OUT_OF_DEVICE_MEMORY (card memory
- * or device address space), OUT_OF_MEMORY, DEVICE_LOST.
+ * exclusive.  Errors: INVALID_ARGUMENT (also: larger than the card's memory,
+ * or a MAPPABLE one larger than the BAR window), OUT_OF_DEVICE_MEMORY (a
+ * device buffer: card memory or device address space ran out),
+ * OUT_OF_MEMORY (a host buffer), DEVICE_LOST.
  */
 spyre_status spyre_buffer_alloc(spyre_device *dev, uint64_t bytes, uint32_t flags,
 				spyre_buffer **buf);
