@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -37,9 +38,13 @@ void spyre_profile_from_stats(spyre_launch_profile *p, const uint64_t *stats)
 		p->core_busy_cycles[c] = stats[8 + c];
 }
 
+static pid_t trace_pid;		/* the process that set the trace up */
+
 static void trace_exit(void)
 {
-	spyre_trace_flush();
+	/* A forked child exiting must not overwrite its parent's trace. */
+	if (getpid() == trace_pid)
+		spyre_trace_flush();
 }
 
 static void trace_init(void)
@@ -48,6 +53,7 @@ static void trace_init(void)
 
 	if (p && *p) {
 		trace_path = p;
+		trace_pid = getpid();
 		atexit(trace_exit);
 	}
 }
