@@ -590,6 +590,65 @@ TEST(misuse_returns_documented_errors)
 	spyre_device_close(dev2);
 }
 
+/*
+ * Busy ns of each hardware queue for the one spyre file this process has
+ * open, from the driver's fdinfo; -1 if there is not exactly one.
+ */
+static int queue_busy(uint64_t busy[4])
+{
+	char path[64], line[128];
+	int found = 0;
+
+	for (int fd = 3; fd < 1024; fd++) {
+		int is_spyre = 0;
+		uint64_t b[4] = { 0 };
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			int q;
+			unsigned long long ns;
+
+			if (strstr(line, "drm-driver:") && strstr(line, "spyre"))
+				is_spyre = 1;
+			if (sscanf(line, "drm-engine-queue%d: %llu", &q, &ns) == 2 && q >= 0 && q < 4)
+				b[q] = ns;
+		}
+		fclose(f);
+		if (is_spyre) {
+			memcpy(busy, b, sizeof(b));
+			found++;
+		}
+	}
+	return found == 1 ? 0 : -1;
+}
+
+/* A stream's priority is the hardware queue its work runs on. */
+TEST(priorities_map_to_hardware_queues)
+{
+	for (int p = 0; p < 4; p++) {
+		spyre_device *dev = open_dev();
+		spyre_stream *s = NULL;
+		spyre_buffer *b = NULL;
+		uint64_t busy[4];
+
+		ASSERT_TRUE(dev);
+		ASSERT_EQ(spyre_stream_create(dev, p, &s), SPYRE_SUCCESS);
+		ASSERT_EQ(spyre_buffer_alloc(dev, 8 << 20, 0, &b), SPYRE_SUCCESS);
+		ASSERT_EQ(spyre_memset64_async(s, b, 0, 7, 8 << 20), SPYRE_SUCCESS);
+		ASSERT_EQ(spyre_stream_synchronize(s), SPYRE_SUCCESS);
+		ASSERT_EQ(queue_busy(busy), 0);
+		for (int q = 0; q < 4; q++)
+			if ((busy[q] > 0) != (q == p))
+				TAP_FAIL_("priority %d: queue %d busy %llu ns", p, q,
+					  (unsigned long long)busy[q]);
+		spyre_device_close(dev);
+	}
+}
+
 /* More jobs than the command ring holds at once: slots are reused in order. */
 TEST(command_ring_wraps_without_losing_work)
 {
