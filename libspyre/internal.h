@@ -124,6 +124,9 @@ struct spyre_buffer {
 	uint32_t flags;			/* SPYRE_MEM_* */
 };
 
+/* Does a live buffer or kernel image of @dev hold device address @va? */
+int spyre_device_va_mapped(spyre_device *dev, uint64_t va);
+
 /* The live SPYRE_MEM_HOST buffer of @dev whose mapping holds [p, p + bytes). */
 spyre_buffer *spyre_host_buffer_find(spyre_device *dev, const void *p, uint64_t bytes,
 				     uint64_t *offset);

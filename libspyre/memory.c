@@ -209,6 +209,25 @@ spyre_buffer *spyre_host_buffer_find(spyre_device *dev, const void *p, uint64_t 
 	return found;
 }
 
+int spyre_device_va_mapped(spyre_device *dev, uint64_t va)
+{
+	struct spyre_obj *o;
+	int found = 0;
+
+	pthread_mutex_lock(&dev->lock);
+	for (o = dev->objects.next; o != &dev->objects && !found; o = o->next) {
+		const struct spyre_bo *bo = NULL;
+
+		if (o->kind == SPYRE_KIND_BUFFER)
+			bo = &((spyre_buffer *)o)->bo;
+		else if (o->kind == SPYRE_KIND_KERNEL)
+			bo = &((struct spyre_kernel *)o)->image;
+		found = bo && bo->handle && va >= bo->va && va - bo->va < bo->size;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return found;
+}
+
 /* ---- copies ---- */
 
 static spyre_status check_range(const spyre_buffer *b, uint64_t off, uint64_t bytes,

@@ -143,11 +143,45 @@ static const char *job_status_text(uint32_t status)
 	}
 }
 
+/*
+ * The driver does not say where an MMU fault hit; name the operation's first
+ * address that no live buffer of the device holds, which is usually it.
+ */
+static void unmapped_hint(spyre_device *dev, const struct spyre_node *n, char *out, size_t size)
+{
+	uint64_t va[2 + 64];
+	const char *what[2] = { "source", "destination" };
+	uint32_t count = 0;
+
+	if (n->kind == NODE_COPY) {
+		va[count++] = n->a0;
+		va[count++] = n->a1;
+	} else if (n->kind == NODE_FILL) {
+		va[count++] = n->a0;
+		what[0] = "destination";
+	} else if (n->kind == NODE_LAUNCH) {
+		for (uint32_t i = 0; i < n->nargs; i++)
+			va[count++] = n->args[i];
+	}
+	for (uint32_t i = 0; i < count; i++) {
+		if (spyre_device_va_mapped(dev, va[i]))
+			continue;
+		if (n->kind == NODE_LAUNCH)
+			snprintf(out, size, "; argument %u = 0x%llx is in no live buffer", i,
+				 (unsigned long long)va[i]);
+		else
+			snprintf(out, size, "; the %s 0x%llx is in no live buffer", what[i],
+				 (unsigned long long)va[i]);
+		return;
+	}
+}
+
 /* Record the stream's first async fault, at node @n of a retired job. */
 static void stream_fault(spyre_stream *s, const struct spyre_node *n, uint64_t point)
 {
 	struct drm_spyre_bo_wait w;
 	spyre_device *dev = s->obj.dev;
+	char hint[96] = "", what[64];
 	spyre_status st;
 
 	memset(&w, 0, sizeof(w));
@@ -162,11 +196,17 @@ static void stream_fault(spyre_stream *s, const struct spyre_node *n, uint64_t p
 	if (s->fault != SPYRE_SUCCESS)
 		return;
 	s->fault = st;
+	if (w.job_status == DRM_SPYRE_JOB_STATUS_MMU_FAULT)
+		unmapped_hint(dev, n, hint, sizeof(hint));
+	if (n->kind == NODE_COPY || n->kind == NODE_FILL)
+		snprintf(what, sizeof(what), "%s of %llu bytes", n->name ? n->name : "copy",
+			 (unsigned long long)n->bytes);
+	else
+		snprintf(what, sizeof(what), "%s", n->name ? n->name : "operation");
 	snprintf(s->fault_detail, sizeof(s->fault_detail),
-		 "%s: stream %u, job %llu: %s (%llu bytes) failed on the card: %s "
-		 "(job status %u)", dev->props.devnode, s->trace_tid, (unsigned long long)point,
-		 n->name ? n->name : "operation", (unsigned long long)n->bytes,
-		 job_status_text(w.job_status), w.job_status);
+		 "%s: stream %u, job %llu: %s failed on the card: %s (job status %u)%s",
+		 dev->props.devnode, s->trace_tid, (unsigned long long)point, what,
+		 job_status_text(w.job_status), w.job_status, hint);
 	spyre_log(SPYRE_LOG_ERROR, "%s", s->fault_detail);
 }
 

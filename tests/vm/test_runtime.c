@@ -842,6 +842,9 @@ TEST(async_fault_surfaces_at_synchronize)
 	printf("  # detail: %s\n", spyre_last_error_detail());
 	EXPECT_TRUE(strstr(spyre_last_error_detail(), "failed on the card") != NULL);
 	EXPECT_TRUE(strstr(spyre_last_error_detail(), "kernel") != NULL);
+	EXPECT_TRUE(strstr(spyre_last_error_detail(), "MMU fault") != NULL);
+	EXPECT_TRUE(strstr(spyre_last_error_detail(),
+			   "argument 2 = 0x7f0000000000 is in no live buffer") != NULL);
 	/* Sticky on that stream; the device refuses new work. */
 	EXPECT_EQ(spyre_stream_query(s), SPYRE_ERROR_DEVICE_FAULT);
 	EXPECT_EQ(spyre_kernel_launch(other, t.k), SPYRE_ERROR_DEVICE_LOST);
