@@ -45,6 +45,8 @@ HOST_TESTS += $(B)/tests/host/test_ops $(B)/tests/host/test_ops_san
 VM_TESTS := $(B)/tests/vm/test_query $(B)/tests/vm/test_submit $(B)/tests/vm/test_recovery \
 	$(B)/tests/vm/test_runtime $(B)/tests/vm/runtime_bench \
 	$(B)/tests/vm/test_badinput $(B)/tests/vm/fuzz_ioctl $(B)/tests/vm/test_ops \
+	$(B)/tests/vm/test_debugfs $(B)/tests/vm/test_stress $(B)/tests/vm/test_lifecycle \
+	$(B)/tests/vm/test_prime2 $(B)/tests/vm/bench_null_job \
 	$(B)/tests/vm/run-vm-tests.sh \
 	$(B)/tests/vm/dmesg-check.sh
 TEST_HDRS := tests/lib/tap.h
@@ -202,6 +204,10 @@ $(B)/tests/vm/test_ops: tests/vm/test_ops.c $(TEST_HDRS) libspyre/include/spyre/
 $(B)/tests/vm/test_%: tests/vm/test_%.c $(TEST_HDRS) tests/vm/spyre_vm.h include/uapi/drm/spyre_accel.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) -Itests/lib $< -o $@
+
+$(B)/tests/vm/bench_null_job: tests/vm/bench_null_job.c tests/vm/spyre_vm.h include/uapi/drm/spyre_accel.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $< -o $@
 
 $(B)/tests/vm/fuzz_ioctl: tests/vm/fuzz_ioctl.c include/uapi/drm/spyre_accel.h include/spyre_regs.h
 	@mkdir -p $(@D)

@@ -1,20 +1,220 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * debugfs: queue state, and test hooks to inject a hang and force a reset.
+ * debugfs: contexts, buffers, device memory, the MMU fault log and queue
+ * state, and test hooks to inject a hang and force a reset.
  *
  * Copyright 2026 The Spyre emulation project
  */
 
 #include <linux/debugfs.h>
 #include <linux/kstrtox.h>
+#include <linux/pid.h>
 #include <linux/seq_file.h>
 
 #include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
 
 #include "spyre_debugfs.h"
 #include "spyre_drv.h"
+#include "spyre_gem.h"
 #include "spyre_hw.h"
 #include "spyre_job.h"
+#include "uapi/drm/spyre_accel.h"
+
+/* Bytes and ranges of an address space or of device memory. */
+static void spyre_mm_use(struct drm_mm *mm, u64 *used, u32 *nodes)
+{
+	struct drm_mm_node *node;
+
+	*used = 0;
+	*nodes = 0;
+	drm_mm_for_each_node(node, mm) {
+		*used += node->size;
+		(*nodes)++;
+	}
+}
+
+/*
+ * One line per open file, oldest first: its hardware context, process,
+ * whether it is banned, the device addresses its buffers take (each with
+ * its guard page) and its handles.
+ */
+static int spyre_contexts_show(struct seq_file *m, void *unused)
+{
+	struct spyre_device *sdev = m->private;
+	struct drm_device *drm = &sdev->drm;
+	struct drm_file *file;
+
+	seq_puts(m, "ctx client pid comm banned va_bytes mappings handles\n");
+	mutex_lock(&drm->filelist_mutex);
+	list_for_each_entry_reverse(file, &drm->filelist, lhead) {
+		struct spyre_file *sfile = file->driver_priv;
+		struct drm_gem_object *obj;
+		struct task_struct *task;
+		char comm[TASK_COMM_LEN];
+		u32 handles = 0, nodes;
+		struct pid *pid;
+		pid_t nr;
+		u64 va;
+		int id;
+
+		if (!sfile)
+			continue;
+		rcu_read_lock();
+		pid = rcu_dereference(file->pid);
+		nr = pid_vnr(pid);
+		task = pid_task(pid, PIDTYPE_TGID);
+		strscpy(comm, task ? task->comm : "<unknown>");
+		rcu_read_unlock();
+		mutex_lock(&sfile->ctx.lock);
+		spyre_mm_use(&sfile->ctx.va, &va, &nodes);
+		mutex_unlock(&sfile->ctx.lock);
+		spin_lock(&file->table_lock);
+		idr_for_each_entry(&file->object_idr, obj, id)
+			handles++;
+		spin_unlock(&file->table_lock);
+		seq_printf(m, "%u %llu %d %s %d %llu %u %u\n", sfile->ctx.id, file->client_id, nr,
+			   comm, READ_ONCE(sfile->banned), va, nodes, handles);
+	}
+	mutex_unlock(&drm->filelist_mutex);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(spyre_contexts);
+
+static const char *spyre_bo_placement(struct spyre_bo *bo)
+{
+	if (bo->flags & DRM_SPYRE_BO_MAPPABLE)
+		return "device-mappable";
+	if (bo->flags & DRM_SPYRE_BO_DEVICE)
+		return "device";
+	return bo->base.base.import_attach ? "host-imported" : "host";
+}
+
+/*
+ * One line per buffer: size, placement, its device-memory offset (device
+ * buffers), who created or imported it, and its address in every context
+ * that maps it ("ctx@va").
+ */
+static int spyre_buffers_show(struct seq_file *m, void *unused)
+{
+	struct spyre_device *sdev = m->private;
+	struct spyre_bo *bo;
+
+	seq_puts(m, "size placement device_offset exported creator_pid creator mappings\n");
+	mutex_lock(&sdev->bos_lock);
+	list_for_each_entry(bo, &sdev->bos, dev_link) {
+		struct spyre_bo_mapping *map;
+
+		seq_printf(m, "0x%zx %s ", bo->base.base.size, spyre_bo_placement(bo));
+		if (bo->flags & DRM_SPYRE_BO_DEVICE)
+			seq_printf(m, "0x%llx", bo->vram.start);
+		else
+			seq_putc(m, '-');
+		seq_printf(m, " %d %d %s", !!bo->base.base.dma_buf, bo->creator_pid,
+			   bo->creator_comm);
+		mutex_lock(&bo->lock);
+		list_for_each_entry(map, &bo->mappings, link)
+			seq_printf(m, " %u@0x%llx", map->ctx->id, map->va.start);
+		mutex_unlock(&bo->lock);
+		seq_putc(m, '\n');
+	}
+	mutex_unlock(&sdev->bos_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(spyre_buffers);
+
+/* Free bytes and the largest hole of @mm below @end. */
+static void spyre_mm_holes(struct drm_mm *mm, u64 end, u64 *free, u64 *largest)
+{
+	struct drm_mm_node *pos;
+	u64 start, hole_end;
+
+	*free = 0;
+	*largest = 0;
+	drm_mm_for_each_hole(pos, mm, start, hole_end) {
+		hole_end = min(hole_end, end);
+		if (start >= hole_end)
+			continue;
+		*free += hole_end - start;
+		*largest = max(*largest, hole_end - start);
+	}
+}
+
+/* Device memory in use, free and its largest free range; all of it and the CPU window. */
+static int spyre_memory_show(struct seq_file *m, void *unused)
+{
+	struct spyre_device *sdev = m->private;
+	u64 used, free, largest, host_bytes = 0;
+	u32 nodes, host_bos = 0;
+	struct spyre_bo *bo;
+
+	mutex_lock(&sdev->vram_lock);
+	spyre_mm_use(&sdev->vram, &used, &nodes);
+	spyre_mm_holes(&sdev->vram, sdev->info.mem_bytes, &free, &largest);
+	seq_printf(m, "device_total %llu\ndevice_used %llu\ndevice_buffers %u\n",
+		   sdev->info.mem_bytes, used, nodes);
+	seq_printf(m, "device_free %llu\ndevice_largest_free %llu\n", free, largest);
+	spyre_mm_holes(&sdev->vram, sdev->info.aperture_bytes, &free, &largest);
+	mutex_unlock(&sdev->vram_lock);
+	seq_printf(m, "mappable_total %llu\nmappable_free %llu\nmappable_largest_free %llu\n",
+		   sdev->info.aperture_bytes, free, largest);
+
+	mutex_lock(&sdev->bos_lock);
+	list_for_each_entry(bo, &sdev->bos, dev_link) {
+		if (!(bo->flags & DRM_SPYRE_BO_DEVICE)) {
+			host_bos++;
+			host_bytes += bo->base.base.size;
+		}
+	}
+	mutex_unlock(&sdev->bos_lock);
+	seq_printf(m, "host_buffers %u\nhost_bytes %llu\n", host_bos, host_bytes);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(spyre_memory);
+
+static const char * const spyre_fault_reasons[] = {
+	[SPYRE_FAULT_NOT_PRESENT] = "not-present",
+	[SPYRE_FAULT_PERMISSION] = "permission",
+	[SPYRE_FAULT_BAD_ENTRY] = "bad-entry",
+	[SPYRE_FAULT_TABLE_FETCH] = "table-fetch",
+	[SPYRE_FAULT_NO_CONTEXT] = "no-context",
+};
+
+/* The last SPYRE_FAULT_LOG_SIZE MMU faults, oldest first. */
+static int spyre_faults_show(struct seq_file *m, void *unused)
+{
+	struct spyre_device *sdev = m->private;
+	struct spyre_fault_record *log;
+	u64 count, first, i;
+
+	log = kmalloc_array(SPYRE_FAULT_LOG_SIZE, sizeof(*log), GFP_KERNEL);
+	if (!log)
+		return -ENOMEM;
+	spin_lock(&sdev->fault_lock);
+	memcpy(log, sdev->faults, sizeof(sdev->faults));
+	count = sdev->fault_count;
+	spin_unlock(&sdev->fault_lock);
+
+	first = count > SPYRE_FAULT_LOG_SIZE ? count - SPYRE_FAULT_LOG_SIZE : 0;
+	seq_printf(m, "faults %llu\n", count);
+	seq_puts(m, "n time_ns ctx queue access va reason job pid comm\n");
+	for (i = first; i < count; i++) {
+		const struct spyre_fault_record *f = &log[i % SPYRE_FAULT_LOG_SIZE];
+		const char *reason = f->reason < ARRAY_SIZE(spyre_fault_reasons) &&
+				     spyre_fault_reasons[f->reason] ?
+				     spyre_fault_reasons[f->reason] : "unknown";
+
+		seq_printf(m, "%llu %lld %u %u %s 0x%llx %s%s %llu %d %s\n", i,
+			   ktime_to_ns(f->time), f->ctx, f->queue,
+			   f->access == SPYRE_ACCESS_WRITE ? "write" : "read", f->va, reason,
+			   f->more ? "+more" : "", f->job_id, f->pid,
+			   f->comm[0] ? f->comm : "-");
+	}
+	kfree(log);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(spyre_faults);
 
 static int spyre_queues_show(struct seq_file *m, void *unused)
 {
@@ -95,6 +295,10 @@ void spyre_debugfs_init(struct spyre_device *sdev)
 {
 	struct dentry *root = sdev->drm.debugfs_root;
 
+	debugfs_create_file("contexts", 0444, root, sdev, &spyre_contexts_fops);
+	debugfs_create_file("buffers", 0444, root, sdev, &spyre_buffers_fops);
+	debugfs_create_file("memory", 0444, root, sdev, &spyre_memory_fops);
+	debugfs_create_file("faults", 0444, root, sdev, &spyre_faults_fops);
 	debugfs_create_file("queues", 0444, root, sdev, &spyre_queues_fops);
 	debugfs_create_file("inject_hang", 0200, root, sdev, &spyre_inject_hang_fops);
 	debugfs_create_file("reset", 0200, root, sdev, &spyre_reset_fops);

@@ -41,6 +41,7 @@ static int spyre_open(struct drm_device *dev, struct drm_file *file)
 	if (!sfile)
 		return -ENOMEM;
 	sfile->sdev = sdev;
+	sfile->file = file;
 	mutex_init(&sfile->submit_lock);
 
 	id = ida_alloc_range(&sdev->ctx_ida, SPYRE_KERNEL_CTX + 1, SPYRE_NUM_CONTEXTS - 1,
@@ -115,7 +116,7 @@ static const struct drm_driver spyre_drm_driver = {
 	.postclose = spyre_postclose,
 	.gem_create_object = spyre_gem_create_object,
 	/* PRIME: host buffers import as shmem objects backed by the dma-buf. */
-	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
+	.gem_prime_import_sg_table = spyre_gem_prime_import_sg_table,
 	.show_fdinfo = spyre_show_fdinfo,
 	.ioctls = spyre_drm_ioctls,
 	.num_ioctls = ARRAY_SIZE(spyre_drm_ioctls),
@@ -157,7 +158,10 @@ static int spyre_kernel_ctx_init(struct spyre_device *sdev)
 	mutex_init(&sdev->reset_lock);
 	mutex_init(&sdev->kernel_job_lock);
 	mutex_init(&sdev->vram_lock);
+	mutex_init(&sdev->bos_lock);
+	spin_lock_init(&sdev->fault_lock);
 	INIT_LIST_HEAD(&sdev->files);
+	INIT_LIST_HEAD(&sdev->bos);
 	drm_mm_init(&sdev->vram, 0, sdev->info.mem_bytes);
 	sdev->aperture_phys = pci_resource_start(sdev->pdev, SPYRE_BAR_MEM);
 	sdev->fence_page = dma_alloc_coherent(sdev->drm.dev, PAGE_SIZE, &sdev->fence_dma,

@@ -7,6 +7,8 @@
 #include <linux/completion.h>
 #include <linux/idr.h>
 #include <linux/pci.h>
+#include <linux/sched.h>
+#include <linux/spinlock.h>
 #include <drm/drm_device.h>
 #include <drm/gpu_scheduler.h>
 
@@ -18,6 +20,22 @@
 
 /* Hardware context 0 is the kernel's: rings' FENCEs write its fence page. */
 #define SPYRE_KERNEL_CTX	0
+
+/* The fault log keeps the card's last MMU faults, for debugfs. */
+#define SPYRE_FAULT_LOG_SIZE	16
+
+struct spyre_fault_record {
+	ktime_t time;
+	u64 va;
+	u64 job_id;			/* SUBMIT's job_id; 0 if no job is known */
+	u32 ctx;
+	u32 queue;
+	u32 access;			/* SPYRE_ACCESS_* */
+	u32 reason;			/* SPYRE_FAULT_NOT_PRESENT... */
+	bool more;			/* the card dropped later faults */
+	pid_t pid;			/* the job's submitter, 0 if unknown */
+	char comm[TASK_COMM_LEN];
+};
 
 /* Facts read from the card's capability registers at probe. */
 struct spyre_hw_info {
@@ -62,11 +80,19 @@ struct spyre_device {
 	/* Protects files */
 	struct mutex files_lock;
 	struct list_head files;		/* struct spyre_file, to restore after reset */
+	/* Protects bos */
+	struct mutex bos_lock;
+	struct list_head bos;		/* every struct spyre_bo, for debugfs */
+	/* Protects faults and fault_count */
+	spinlock_t fault_lock;
+	struct spyre_fault_record faults[SPYRE_FAULT_LOG_SIZE];
+	u64 fault_count;		/* faults[fault_count % SIZE] is next */
 };
 
 /* Per open file: an address space and a scheduler entity per queue. */
 struct spyre_file {
 	struct spyre_device *sdev;
+	struct drm_file *file;
 	struct list_head link;
 	struct spyre_mmu_ctx ctx;
 	struct drm_sched_entity entities[SPYRE_NUM_QUEUES];

@@ -50,6 +50,23 @@ u64 spyre_bo_device_addr(struct spyre_bo *bo, struct spyre_mmu_ctx *ctx)
 	return addr;
 }
 
+/* Every buffer is on the device's list from creation to free, for debugfs. */
+static void spyre_bo_track(struct spyre_device *sdev, struct spyre_bo *bo)
+{
+	bo->creator_pid = task_tgid_vnr(current);
+	get_task_comm(bo->creator_comm, current);
+	mutex_lock(&sdev->bos_lock);
+	list_add_tail(&bo->dev_link, &sdev->bos);
+	mutex_unlock(&sdev->bos_lock);
+}
+
+static void spyre_bo_untrack(struct spyre_device *sdev, struct spyre_bo *bo)
+{
+	mutex_lock(&sdev->bos_lock);
+	list_del_init(&bo->dev_link);
+	mutex_unlock(&sdev->bos_lock);
+}
+
 static int spyre_bo_backing(struct spyre_bo *bo, struct spyre_mmu_backing *backing)
 {
 	struct sg_table *sgt;
@@ -123,6 +140,7 @@ static void spyre_bo_free(struct drm_gem_object *obj)
 {
 	struct spyre_bo *bo = to_spyre_bo(obj);
 
+	spyre_bo_untrack(to_spyre_device(obj->dev), bo);
 	WARN_ON(!list_empty(&bo->mappings));
 	mutex_destroy(&bo->lock);
 	drm_gem_shmem_free(&bo->base);
@@ -147,6 +165,7 @@ static void spyre_bo_device_free(struct drm_gem_object *obj)
 	struct spyre_device *sdev = to_spyre_device(obj->dev);
 	struct spyre_bo *bo = to_spyre_bo(obj);
 
+	spyre_bo_untrack(sdev, bo);
 	WARN_ON(!list_empty(&bo->mappings));
 	mutex_lock(&sdev->vram_lock);
 	drm_mm_remove_node(&bo->vram);
@@ -229,6 +248,7 @@ static struct spyre_bo *spyre_bo_device_create(struct spyre_device *sdev, u64 si
 	mutex_init(&bo->lock);
 	INIT_LIST_HEAD(&bo->mappings);
 	bo->base.base.funcs = &spyre_bo_device_funcs;
+	INIT_LIST_HEAD(&bo->dev_link);
 	drm_gem_private_object_init(&sdev->drm, &bo->base.base, size);
 
 	/* CPU-visible memory is scarce: others take it from the top. */
@@ -243,12 +263,25 @@ static struct spyre_bo *spyre_bo_device_create(struct spyre_device *sdev, u64 si
 		kfree(bo);
 		return ERR_PTR(ret == -ENOSPC ? -ENOMEM : ret);
 	}
+	spyre_bo_track(sdev, bo);
 	ret = spyre_bo_device_clear(sdev, bo);
 	if (ret) {
 		drm_gem_object_put(&bo->base.base);
 		return ERR_PTR(ret);
 	}
 	return bo;
+}
+
+/* PRIME: a host buffer from another device, as a shmem object on its pages. */
+struct drm_gem_object *spyre_gem_prime_import_sg_table(struct drm_device *dev,
+						       struct dma_buf_attachment *attach,
+						       struct sg_table *sgt)
+{
+	struct drm_gem_object *obj = drm_gem_shmem_prime_import_sg_table(dev, attach, sgt);
+
+	if (!IS_ERR(obj))
+		spyre_bo_track(to_spyre_device(dev), to_spyre_bo(obj));
+	return obj;
 }
 
 struct drm_gem_object *spyre_gem_create_object(struct drm_device *dev, size_t size)
@@ -260,6 +293,8 @@ struct drm_gem_object *spyre_gem_create_object(struct drm_device *dev, size_t si
 	bo->base.base.funcs = &spyre_bo_funcs;
 	mutex_init(&bo->lock);
 	INIT_LIST_HEAD(&bo->mappings);
+	/* On the device's list once created: shmem frees failures itself. */
+	INIT_LIST_HEAD(&bo->dev_link);
 	return &bo->base.base;
 }
 
@@ -314,6 +349,7 @@ int spyre_bo_create_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 			return PTR_ERR(shmem);
 		bo = to_spyre_bo(&shmem->base);
 		bo->flags = args->flags;
+		spyre_bo_track(sdev, bo);
 	}
 
 	ret = drm_gem_handle_create(file, &bo->base.base, &handle);

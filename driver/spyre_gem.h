@@ -4,11 +4,13 @@
 #ifndef __SPYRE_GEM_H__
 #define __SPYRE_GEM_H__
 
+#include <linux/sched.h>
 #include <drm/drm_gem_shmem_helper.h>
 #include <drm/drm_mm.h>
 
 #include "spyre_mmu.h"
 
+struct dma_buf_attachment;
 struct drm_device;
 struct drm_file;
 struct spyre_file;
@@ -24,6 +26,9 @@ struct spyre_bo {
 	/* Protects mappings */
 	struct mutex lock;
 	struct list_head mappings;	/* struct spyre_bo_mapping, one per file */
+	struct list_head dev_link;	/* in spyre_device.bos */
+	pid_t creator_pid;		/* who created or imported it, for debugfs */
+	char creator_comm[TASK_COMM_LEN];
 };
 
 /* Where one file's address space sees a buffer. */
@@ -39,6 +44,9 @@ static inline struct spyre_bo *to_spyre_bo(struct drm_gem_object *obj)
 }
 
 struct drm_gem_object *spyre_gem_create_object(struct drm_device *dev, size_t size);
+struct drm_gem_object *spyre_gem_prime_import_sg_table(struct drm_device *dev,
+						       struct dma_buf_attachment *attach,
+						       struct sg_table *sgt);
 int spyre_bo_create_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 int spyre_bo_info_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 int spyre_bo_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *file);

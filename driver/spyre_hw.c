@@ -104,30 +104,71 @@ static irqreturn_t spyre_irq_queue(int irq, void *arg)
 	return IRQ_HANDLED;
 }
 
+/* Keep @fault in the fault log, dropping the oldest when it is full. */
+void spyre_fault_log_add(struct spyre_device *sdev, const struct spyre_fault_record *fault)
+{
+	spin_lock(&sdev->fault_lock);
+	sdev->faults[sdev->fault_count % SPYRE_FAULT_LOG_SIZE] = *fault;
+	sdev->fault_count++;
+	spin_unlock(&sdev->fault_lock);
+}
+
+/*
+ * The card reports a fault before the command that caused it stops its
+ * queue: give the newest fault on @queue with no job yet its job and
+ * submitter from @owner.
+ */
+void spyre_fault_log_set_owner(struct spyre_device *sdev, u32 queue,
+			       const struct spyre_fault_record *owner)
+{
+	u64 i;
+
+	spin_lock(&sdev->fault_lock);
+	for (i = sdev->fault_count; i > 0 && sdev->fault_count - i < SPYRE_FAULT_LOG_SIZE; i--) {
+		struct spyre_fault_record *f = &sdev->faults[(i - 1) % SPYRE_FAULT_LOG_SIZE];
+
+		if (f->queue != queue)
+			continue;
+		if (!f->job_id && !f->pid) {
+			f->job_id = owner->job_id;
+			f->pid = owner->pid;
+			memcpy(f->comm, owner->comm, sizeof(f->comm));
+		}
+		break;
+	}
+	spin_unlock(&sdev->fault_lock);
+}
+
 /* Failed commands and MMU faults, out of interrupt context. */
 static void spyre_error_work(struct work_struct *work)
 {
 	struct spyre_device *sdev = container_of(work, struct spyre_device, error_work);
-	u32 fault;
+	struct spyre_fault_record fault = { };
+	bool faulted;
+	u32 status;
 	int idx;
 
 	if (!drm_dev_enter(&sdev->drm, &idx))
 		return;
-	fault = spyre_rd32(sdev, SPYRE_REG_FAULT_STATUS);
-	if (fault & SPYRE_FAULT_VALID) {
-		drm_dbg(&sdev->drm,
-			"MMU fault: context %u queue %u %s of 0x%08x%08x, reason %u%s\n",
-			spyre_rd32(sdev, SPYRE_REG_FAULT_CONTEXT),
-			spyre_rd32(sdev, SPYRE_REG_FAULT_QUEUE),
-			spyre_rd32(sdev, SPYRE_REG_FAULT_ACCESS) == SPYRE_ACCESS_WRITE ?
-			"write" : "read",
-			spyre_rd32(sdev, SPYRE_REG_FAULT_ADDR_HI),
-			spyre_rd32(sdev, SPYRE_REG_FAULT_ADDR_LO),
-			spyre_rd32(sdev, SPYRE_REG_FAULT_REASON),
-			fault & SPYRE_FAULT_OVERFLOW ? " (and more)" : "");
+	status = spyre_rd32(sdev, SPYRE_REG_FAULT_STATUS);
+	faulted = status & SPYRE_FAULT_VALID;
+	if (faulted) {
+		fault.time = ktime_get();
+		fault.va = spyre_rd32(sdev, SPYRE_REG_FAULT_ADDR_LO) |
+			   (u64)spyre_rd32(sdev, SPYRE_REG_FAULT_ADDR_HI) << 32;
+		fault.ctx = spyre_rd32(sdev, SPYRE_REG_FAULT_CONTEXT);
+		fault.queue = spyre_rd32(sdev, SPYRE_REG_FAULT_QUEUE);
+		fault.access = spyre_rd32(sdev, SPYRE_REG_FAULT_ACCESS);
+		fault.reason = spyre_rd32(sdev, SPYRE_REG_FAULT_REASON);
+		fault.more = status & SPYRE_FAULT_OVERFLOW;
+		drm_dbg(&sdev->drm, "MMU fault: context %u queue %u %s of 0x%llx, reason %u%s\n",
+			fault.ctx, fault.queue,
+			fault.access == SPYRE_ACCESS_WRITE ? "write" : "read", fault.va,
+			fault.reason, fault.more ? " (and more)" : "");
 		spyre_wr32(sdev, SPYRE_REG_FAULT_STATUS, 0);
 	}
-	spyre_queues_handle_errors(sdev);
+	if (!spyre_queues_handle_errors(sdev, faulted ? &fault : NULL) && faulted)
+		spyre_fault_log_add(sdev, &fault);
 	drm_dev_exit(idx);
 }
 

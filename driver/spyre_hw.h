@@ -26,5 +26,8 @@ int spyre_hw_irq_init(struct spyre_device *sdev);
 int spyre_hw_irq_selftest(struct spyre_device *sdev);
 int spyre_hw_restore(struct spyre_device *sdev);
 void spyre_hw_fini(struct spyre_device *sdev);
+void spyre_fault_log_add(struct spyre_device *sdev, const struct spyre_fault_record *fault);
+void spyre_fault_log_set_owner(struct spyre_device *sdev, u32 queue,
+			       const struct spyre_fault_record *owner);
 
 #endif /* __SPYRE_HW_H__ */

@@ -51,7 +51,9 @@ static const char *spyre_fence_timeline_name(struct dma_fence *f)
 	return to_spyre_hw_fence(f)->queue->name;
 }
 
+/* Seqnos are the card's 64-bit fence values, compared as such. */
 static const struct dma_fence_ops spyre_hw_fence_ops = {
+	.use_64bit_seqno = true,
 	.get_driver_name = spyre_fence_driver_name,
 	.get_timeline_name = spyre_fence_timeline_name,
 };
@@ -90,6 +92,44 @@ u32 spyre_job_status_of_resv(struct dma_resv *resv)
 	return spyre_job_status_from_error(error);
 }
 
+/* The ring entry @n after @index. */
+u32 spyre_ring_advance(u32 index, u32 n)
+{
+	return (index + n) & (SPYRE_RING_ENTRIES - 1);
+}
+EXPORT_SYMBOL_IF_KUNIT(spyre_ring_advance);
+
+/* Entries the card has yet to run, from @head up to @tail. */
+u32 spyre_ring_used(u32 head, u32 tail)
+{
+	return (tail - head) & (SPYRE_RING_ENTRIES - 1);
+}
+EXPORT_SYMBOL_IF_KUNIT(spyre_ring_used);
+
+/* Entries free for new commands; one stays empty so full != empty. */
+u32 spyre_ring_space(u32 head, u32 tail)
+{
+	return SPYRE_RING_ENTRIES - 1 - spyre_ring_used(head, tail);
+}
+EXPORT_SYMBOL_IF_KUNIT(spyre_ring_space);
+
+/*
+ * Has the card's fence value @done reached @seqno?  Compared through the
+ * signed difference, so the answer stays right across a wrap of the counter.
+ */
+bool spyre_seqno_passed(u64 done, u64 seqno)
+{
+	return (s64)(done - seqno) >= 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(spyre_seqno_passed);
+
+/* The card's 32-bit COMPLETED counter: is @a later than @b, across a wrap? */
+bool spyre_seqno32_after(u32 a, u32 b)
+{
+	return (s32)(a - b) > 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(spyre_seqno32_after);
+
 static void spyre_ring_emit(struct spyre_queue *q, u8 opcode, u64 a0, u64 a1, u64 a2)
 {
 	u8 *entry = q->ring + q->tail * SPYRE_CMD_SIZE;
@@ -99,7 +139,7 @@ static void spyre_ring_emit(struct spyre_queue *q, u8 opcode, u64 a0, u64 a1, u6
 	put_unaligned_le64(a0, entry + SPYRE_CMD_OFF_ARGS);
 	put_unaligned_le64(a1, entry + SPYRE_CMD_OFF_ARGS + 8);
 	put_unaligned_le64(a2, entry + SPYRE_CMD_OFF_ARGS + 16);
-	q->tail = (q->tail + 1) % SPYRE_RING_ENTRIES;
+	q->tail = spyre_ring_advance(q->tail, 1);
 }
 
 /* A job that must not run (it hung before a reset): already failed. */
@@ -128,6 +168,9 @@ static struct dma_fence *spyre_job_run(struct drm_sched_job *sched_job)
 
 	if (unlikely(sched_job->s_fence->finished.error))
 		return spyre_hw_fence_failed(q, sched_job->s_fence->finished.error);
+	/* The credit limit keeps jobs in flight below the ring's size. */
+	if (WARN_ON_ONCE(spyre_ring_space(READ_ONCE(q->head), q->tail) < SPYRE_RING_PER_JOB))
+		return ERR_PTR(-ENOSPC);
 	if (!drm_dev_enter(&sdev->drm, &idx))
 		return ERR_PTR(-ENODEV);
 	/* Resubmitted after a reset: the old hardware fence is done with. */
@@ -142,6 +185,8 @@ static struct dma_fence *spyre_job_run(struct drm_sched_job *sched_job)
 	f->queue = q;
 	f->sfile = job->sfile;
 	f->call_index = q->tail;
+	if (job->sfile)
+		f->job_id = sched_job->s_fence->finished.seqno;
 	dma_fence_init(&f->base, &spyre_hw_fence_ops, &q->fence_lock, q->fence_context,
 		       ++q->seqno);
 	spyre_ring_emit(q, SPYRE_OP_CALL, job->ctx_id, job->commands, job->command_count);
@@ -171,9 +216,10 @@ void spyre_queue_signal(struct spyre_queue *q)
 
 	spin_lock_irqsave(&q->fence_lock, flags);
 	list_for_each_entry_safe(f, tmp, &q->inflight, link) {
-		if (f->base.seqno > done)
+		if (!spyre_seqno_passed(done, f->base.seqno))
 			break;
 		list_del(&f->link);
+		WRITE_ONCE(q->head, spyre_ring_advance(f->call_index, SPYRE_RING_PER_JOB));
 		if (f->sfile)
 			atomic64_add(ktime_to_ns(ktime_sub(ktime_get(), f->start)),
 				     &f->sfile->busy_ns[q->index]);
@@ -200,45 +246,100 @@ void spyre_queue_cancel_inflight(struct spyre_queue *q, struct dma_fence *guilty
 }
 
 /*
+ * The submitter of a failed job, for the fault log: its process is pinned
+ * under the fence lock, its name read afterwards (task_lock must not nest
+ * in an interrupt-safe lock).
+ */
+static struct pid *spyre_fault_owner_pid(struct spyre_hw_fence *f)
+{
+	struct pid *pid = NULL;
+
+	if (f->sfile) {
+		rcu_read_lock();
+		pid = get_pid(rcu_dereference(f->sfile->file->pid));
+		rcu_read_unlock();
+	}
+	return pid;
+}
+
+static void spyre_fault_set_comm(struct spyre_fault_record *owner, struct pid *pid)
+{
+	struct task_struct *task;
+
+	owner->pid = pid_vnr(pid);
+	task = get_pid_task(pid, PIDTYPE_TGID);
+	if (task) {
+		get_task_comm(owner->comm, task);
+		put_task_struct(task);
+	}
+	put_pid(pid);
+}
+
+/*
  * A command failed and stopped its queue: fail the job whose CALL it was,
  * ban its file, and let the queue go on (its FENCE then signals the job).
+ * For an MMU fault, the fault log learns the job and its submitter before
+ * the job can signal: @fault if the card reported it in this pass (then
+ * logged here; returns true), else the record logged when it came.
  */
-static void spyre_queue_handle_error(struct spyre_queue *q)
+static bool spyre_queue_handle_error(struct spyre_queue *q, struct spyre_fault_record *fault)
 {
 	struct spyre_device *sdev = q->sdev;
 	u32 base = SPYRE_REG_QUEUE(q->index);
 	u32 index = spyre_rd32(sdev, base + SPYRE_QREG_ERROR_INDEX);
 	u32 status = spyre_rd32(sdev, base + SPYRE_QREG_LAST_STATUS);
+	bool mmu = status == SPYRE_CMD_STATUS_MMU_FAULT;
+	bool ours = fault && fault->queue == q->index;
+	struct spyre_fault_record owner = { };
 	struct spyre_hw_fence *f;
+	struct pid *pid = NULL;
 	unsigned long flags;
 
 	spin_lock_irqsave(&q->fence_lock, flags);
 	list_for_each_entry(f, &q->inflight, link) {
 		if (f->call_index != index)
 			continue;
-		dma_fence_set_error(&f->base, status == SPYRE_CMD_STATUS_MMU_FAULT ?
-					      -EFAULT : -EIO);
+		dma_fence_set_error(&f->base, mmu ? -EFAULT : -EIO);
 		if (f->sfile)
 			WRITE_ONCE(f->sfile->banned, true);
+		owner.job_id = f->job_id;
+		if (mmu)
+			pid = spyre_fault_owner_pid(f);
 		break;
 	}
 	spin_unlock_irqrestore(&q->fence_lock, flags);
+	if (pid)
+		spyre_fault_set_comm(&owner, pid);
+	if (ours) {
+		if (mmu) {
+			fault->job_id = owner.job_id;
+			fault->pid = owner.pid;
+			memcpy(fault->comm, owner.comm, sizeof(fault->comm));
+		}
+		spyre_fault_log_add(sdev, fault);
+	} else if (mmu) {
+		spyre_fault_log_set_owner(sdev, q->index, &owner);
+	}
 	drm_dbg(&sdev->drm, "queue %u: command %u failed with status %u\n", q->index, index,
 		status);
 	spyre_wr32(sdev, base + SPYRE_QREG_CTRL, spyre_queue_ctrl(q) | SPYRE_QCTRL_RESUME);
+	return ours;
 }
 
-void spyre_queues_handle_errors(struct spyre_device *sdev)
+/* Handle every stopped queue; returns whether @fault was logged on the way. */
+bool spyre_queues_handle_errors(struct spyre_device *sdev, struct spyre_fault_record *fault)
 {
+	bool logged = false;
 	int i;
 
 	for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
 		struct spyre_queue *q = &sdev->queues[i];
 		u32 state = spyre_rd32(sdev, SPYRE_REG_QUEUE(i) + SPYRE_QREG_STATUS);
 
-		if (state == SPYRE_QSTATE_STOPPED)
-			spyre_queue_handle_error(q);
+		if (state == SPYRE_QSTATE_STOPPED && spyre_queue_handle_error(q, fault))
+			logged = true;
 	}
+	return logged;
 }
 
 static char *spyre_reset_event[] = { "SPYRE_RESET=1", NULL };
@@ -299,7 +400,7 @@ static enum drm_gpu_sched_stat spyre_job_timedout(struct drm_sched_job *sched_jo
 	drm_dev_exit(idx);
 
 	/* Still moving: the job is long, not hung.  Give it back its place. */
-	if (completed != q->last_completed) {
+	if (spyre_seqno32_after(completed, q->last_completed)) {
 		q->last_completed = completed;
 		spin_lock(&sched->job_list_lock);
 		list_add(&sched_job->list, &sched->pending_list);
@@ -345,6 +446,7 @@ int spyre_queues_hw_init(struct spyre_device *sdev)
 		u32 base = SPYRE_REG_QUEUE(i);
 
 		q->tail = 0;
+		WRITE_ONCE(q->head, 0);
 		q->last_completed = 0;
 		spyre_wr32(sdev, base + SPYRE_QREG_BASE_LO, lower_32_bits(q->ring_dma));
 		spyre_wr32(sdev, base + SPYRE_QREG_BASE_HI, upper_32_bits(q->ring_dma));

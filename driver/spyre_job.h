@@ -4,6 +4,7 @@
 #ifndef __SPYRE_JOB_H__
 #define __SPYRE_JOB_H__
 
+#include <linux/build_bug.h>
 #include <linux/dma-fence.h>
 #include <drm/gpu_scheduler.h>
 
@@ -13,11 +14,16 @@ struct dma_resv;
 struct drm_device;
 struct drm_file;
 struct spyre_device;
+struct spyre_fault_record;
 struct spyre_file;
 
 /* Ring entries per hardware queue; each job takes two (CALL, FENCE). */
 #define SPYRE_RING_ENTRIES	256
+#define SPYRE_RING_PER_JOB	2
 #define SPYRE_JOBS_IN_FLIGHT	64
+/* One entry always stays free so that head == tail means empty. */
+static_assert(SPYRE_JOBS_IN_FLIGHT * SPYRE_RING_PER_JOB <= SPYRE_RING_ENTRIES - 1);
+static_assert((SPYRE_RING_ENTRIES & (SPYRE_RING_ENTRIES - 1)) == 0);
 
 /* One hardware queue: a drm_sched scheduler feeding a ring in host memory. */
 struct spyre_queue {
@@ -30,6 +36,7 @@ struct spyre_queue {
 	u8 *ring;			/* SPYRE_RING_ENTRIES commands */
 	dma_addr_t ring_dma;
 	u32 tail;			/* next free entry; run_job only */
+	u32 head;			/* after the last signalled FENCE */
 	u64 fence_context;
 	u64 seqno;			/* last seqno emitted; run_job only */
 	/* Protects inflight and is every hardware fence's lock */
@@ -44,6 +51,7 @@ struct spyre_hw_fence {
 	struct spyre_queue *queue;
 	struct spyre_file *sfile;		/* banned if the job fails */
 	u32 call_index;			/* ring entry of the job's CALL */
+	u64 job_id;			/* SUBMIT's job_id, 0 for kernel jobs */
 	ktime_t start;			/* doorbell time, for fdinfo */
 };
 
@@ -65,7 +73,7 @@ int spyre_queues_hw_init(struct spyre_device *sdev);
 u32 spyre_queue_ctrl(struct spyre_queue *q);
 void spyre_queue_signal(struct spyre_queue *q);
 void spyre_queue_cancel_inflight(struct spyre_queue *q, struct dma_fence *guilty);
-void spyre_queues_handle_errors(struct spyre_device *sdev);
+bool spyre_queues_handle_errors(struct spyre_device *sdev, struct spyre_fault_record *fault);
 void spyre_device_recover(struct spyre_device *sdev, struct drm_sched_job *bad);
 int spyre_file_entities_init(struct spyre_file *sfile);
 void spyre_file_entities_fini(struct spyre_file *sfile);
@@ -73,6 +81,13 @@ int spyre_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file
 int spyre_kernel_fill(struct spyre_device *sdev, u64 va, u64 bytes, u64 pattern);
 u32 spyre_job_status_of_resv(struct dma_resv *resv);
 u32 spyre_job_status_from_error(int error);
+/* Pure ring and seqno arithmetic, exported for KUnit. */
+u32 spyre_ring_advance(u32 index, u32 n);
+u32 spyre_ring_used(u32 head, u32 tail);
+u32 spyre_ring_space(u32 head, u32 tail);
+bool spyre_seqno_passed(u64 done, u64 seqno);
+bool spyre_seqno32_after(u32 a, u32 b);
+
 int spyre_submit_check_args(u32 queue, u32 flags, u64 commands, u32 command_count,
 			    u32 bo_count, u32 in_syncobj_count, u32 out_syncobj,
 			    u64 out_point, u64 reserved);

@@ -1,7 +1,8 @@
 #!/bin/bash
 # make bench: run every benchmark, print a table, write build/bench/results.json
 # (an array of {"name", "value", "unit"}): the DMA benchmark (QEMU), the
-# engine's host speed against OpenBLAS, and the timing model's published cases.
+# engine's host speed against OpenBLAS, the timing model's published cases,
+# and the driver's null-job overhead in the guest.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 out=$SPYRE_BUILD/bench
@@ -10,12 +11,18 @@ mkdir -p "$out"
 	-L "$FIRMWARE_ROOT/usr/share/seabios" -L "$FIRMWARE_ROOT/usr/share/qemu"
 "$out/engine-bench" "$out/engine.json"
 "$out/model-bench" "$out/model.json"
+# The driver's empty-job overhead, measured inside the guest.
+"$SPYRE_TOP/scripts/vm-run.sh" --timeout 600 -- \
+	'modprobe spyre && /usr/share/spyre/tests/bench_null_job 2' > "$out/driver.log"
+grep -v '^SPYRE-BENCH-JSON ' "$out/driver.log"
+sed -n 's/^SPYRE-BENCH-JSON //p' "$out/driver.log" > "$out/driver.json"
 # libspyre's copies (runtime.h2d_gbps, runtime.d2h_gbps) against a guest memcpy.
 "$SPYRE_TOP/scripts/vm-run.sh" --timeout 600 -- \
 	'modprobe spyre && /usr/share/spyre/tests/runtime_bench 64' > "$out/runtime.log"
 grep -v '^SPYRE-BENCH-JSON ' "$out/runtime.log"
 sed -n 's/^SPYRE-BENCH-JSON //p' "$out/runtime.log" > "$out/runtime.json"
-python3 - "$out/results.json" "$out/dma.json" "$out/engine.json" "$out/model.json" "$out/runtime.json" <<'PY'
+python3 - "$out/results.json" "$out/dma.json" "$out/engine.json" "$out/model.json" "$out/runtime.json" \
+	"$out/driver.json" <<'PY'
 import json, sys
 rows = []
 for path in sys.argv[2:]:

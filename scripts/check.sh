@@ -43,12 +43,28 @@ vm_suite() {	# kernel flavour
 	# A guest that died or hung has not reported its plan: make it a failure.
 	[ $rc = 0 ] || echo "Bail out! guest exited with status $rc"
 }
-suite_vm() { vm_suite stock; }
+# PRIME between two cards: a second guest, with two cards.
+two_card_suite() {	# kernel flavour
+	"$SPYRE_TOP/scripts/vm-run.sh" --kernel "$1" --cards 2 --timeout 300 -- \
+		'T=/usr/share/spyre/tests
+		 modprobe spyre || echo "Bail out! cannot load spyre"
+		 $T/test_prime2
+		 echo 1..1
+		 if dmesg | $T/dmesg-check.sh > /tmp/dmesg.out; then
+			echo "ok 1 - two cards: kernel log clean"
+		 else
+			echo "not ok 1 - two cards: kernel log clean"; cat /tmp/dmesg.out
+		 fi'
+	local rc=$?
+	[ $rc = 0 ] || echo "Bail out! two-card guest exited with status $rc"
+}
+suite_vm() { vm_suite stock; two_card_suite stock; }
 
 # vm-debug: the same selftests under KASAN, lockdep and kmemleak, then a
 # negative test: a deliberate use-after-free must be caught by the scanner.
 suite_vm-debug() {
 	vm_suite debug
+	two_card_suite debug
 	echo "1..1"
 	local out
 	out=$("$SPYRE_TOP/scripts/vm-run.sh" --kernel debug --timeout 600 -- \

@@ -2,10 +2,11 @@
 # Boot the test guest under QEMU (TCG, q35) with a Spyre card, run a command
 # inside it and return that command's output and exit status.
 #
-# usage: vm-run.sh [--kernel stock|debug] [--mem-size SIZE] [--timeout SECONDS]
-#                  [--shell] [--] COMMAND...
+# usage: vm-run.sh [--kernel stock|debug] [--mem-size SIZE] [--cards N]
+#                  [--timeout SECONDS] [--shell] [--] COMMAND...
 #   --kernel    Debian's 6.12 kernel (default) or the debug kernel
 #   --mem-size  the card's device memory (QEMU size syntax, default 2G)
+#   --cards     how many Spyre cards, each on its own root port (default 1)
 #   --timeout   kill the guest after this long (default 600); exit status 124
 #   --shell     interactive guest shell on this terminal instead of COMMAND
 # Environment: SPYRE_BUILD (default <checkout>/build), SPYRE_QEMU_ARGS
@@ -14,12 +15,14 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 mem_size=2G
+cards=1
 flavour=stock
 timeout_s=600
 mode=run
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--mem-size) mem_size=$2; shift 2 ;;
+	--cards) cards=$2; shift 2 ;;
 	--kernel) flavour=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
 	--shell) mode=shell; shift ;;
@@ -28,6 +31,10 @@ while [ $# -gt 0 ]; do
 	*) break ;;
 	esac
 done
+case $cards in
+[1-8]) ;;
+*) echo "vm-run: --cards takes 1 to 8" >&2; exit 2 ;;
+esac
 if [ $mode = run ] && [ $# -eq 0 ]; then
 	echo "vm-run: no command given" >&2
 	exit 2
@@ -50,9 +57,11 @@ append="console=ttyS0 quiet panic=-1 SPYRE_MODE=$mode SPYRE_NONCE=$nonce SPYRE_C
 
 qemu_args=(-nodefaults -machine q35 -accel tcg -smp 2 -m 1G -no-reboot -display none
 	-L "$FIRMWARE_ROOT/usr/share/seabios" -L "$FIRMWARE_ROOT/usr/share/qemu"
-	-kernel "$kernel" -initrd "$initrd" -append "$append"
-	-device pcie-root-port,id=rp0,chassis=1,slot=0
-	-device "spyre,bus=rp0,mem-size=$mem_size")
+	-kernel "$kernel" -initrd "$initrd" -append "$append")
+for ((i = 0; i < cards; i++)); do
+	qemu_args+=(-device "pcie-root-port,id=rp$i,chassis=$((i + 1)),slot=$i"
+		-device "spyre,bus=rp$i,mem-size=$mem_size")
+done
 # shellcheck disable=SC2206
 qemu_args+=(${SPYRE_QEMU_ARGS:-})
 

@@ -237,7 +237,125 @@ static void job_status_from_fence_error(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, spyre_job_status_from_error(-EIO), DRM_SPYRE_JOB_STATUS_FAILED);
 }
 
+/* Ring indices wrap at the ring's end and nowhere else. */
+static void ring_advance_wraps(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, spyre_ring_advance(0, 1), 1u);
+	KUNIT_EXPECT_EQ(test, spyre_ring_advance(SPYRE_RING_ENTRIES - 2, 1),
+			SPYRE_RING_ENTRIES - 1);
+	KUNIT_EXPECT_EQ(test, spyre_ring_advance(SPYRE_RING_ENTRIES - 1, 1), 0u);
+	KUNIT_EXPECT_EQ(test, spyre_ring_advance(SPYRE_RING_ENTRIES - 1, SPYRE_RING_PER_JOB),
+			SPYRE_RING_PER_JOB - 1);
+	KUNIT_EXPECT_EQ(test, spyre_ring_advance(5, SPYRE_RING_ENTRIES), 5u);
+}
+
+/* Empty, full, and used/free counts on both sides of a wrap. */
+static void ring_space_and_use(struct kunit *test)
+{
+	u32 head;
+
+	for (head = 0; head < SPYRE_RING_ENTRIES; head += 37) {
+		u32 tail = head, n;
+
+		KUNIT_EXPECT_EQ(test, spyre_ring_used(head, tail), 0u);
+		KUNIT_EXPECT_EQ(test, spyre_ring_space(head, tail), SPYRE_RING_ENTRIES - 1);
+		for (n = 1; n < SPYRE_RING_ENTRIES; n++) {
+			tail = spyre_ring_advance(tail, 1);
+			KUNIT_EXPECT_EQ(test, spyre_ring_used(head, tail), n);
+			KUNIT_EXPECT_EQ(test, spyre_ring_space(head, tail),
+					SPYRE_RING_ENTRIES - 1 - n);
+		}
+		/* Full: one more entry would make tail == head, i.e. empty. */
+		KUNIT_EXPECT_EQ(test, spyre_ring_space(head, tail), 0u);
+		KUNIT_EXPECT_EQ(test, spyre_ring_advance(tail, 1), head);
+	}
+	/* Tail wrapped past the end, head not yet. */
+	KUNIT_EXPECT_EQ(test, spyre_ring_used(SPYRE_RING_ENTRIES - 4, 2), 6u);
+	KUNIT_EXPECT_EQ(test, spyre_ring_space(SPYRE_RING_ENTRIES - 4, 2),
+			SPYRE_RING_ENTRIES - 7);
+}
+
+/*
+ * The driver's job accounting: SPYRE_JOBS_IN_FLIGHT jobs at their ring
+ * cost always fit, from any starting point, and the head that signalling
+ * computes (after a job's FENCE) frees exactly that job's entries.
+ */
+static void ring_holds_every_job_in_flight(struct kunit *test)
+{
+	u32 start;
+
+	for (start = 0; start < SPYRE_RING_ENTRIES; start++) {
+		u32 head = start, tail = start, call = 0, j;
+
+		for (j = 0; j < SPYRE_JOBS_IN_FLIGHT; j++) {
+			KUNIT_ASSERT_GE(test, spyre_ring_space(head, tail), SPYRE_RING_PER_JOB);
+			if (j == 0)
+				call = tail;
+			tail = spyre_ring_advance(tail, SPYRE_RING_PER_JOB);
+		}
+		KUNIT_EXPECT_EQ(test, spyre_ring_used(head, tail),
+				SPYRE_JOBS_IN_FLIGHT * SPYRE_RING_PER_JOB);
+		/* The first job signals: head moves past its CALL and FENCE. */
+		head = spyre_ring_advance(call, SPYRE_RING_PER_JOB);
+		KUNIT_EXPECT_EQ(test, spyre_ring_used(head, tail),
+				(SPYRE_JOBS_IN_FLIGHT - 1) * SPYRE_RING_PER_JOB);
+	}
+}
+
+/* 64-bit fence values: reached or not, including across the wrap. */
+static void seqno_passed_across_wrap(struct kunit *test)
+{
+	KUNIT_EXPECT_FALSE(test, spyre_seqno_passed(0, 1));
+	KUNIT_EXPECT_TRUE(test, spyre_seqno_passed(1, 1));
+	KUNIT_EXPECT_TRUE(test, spyre_seqno_passed(2, 1));
+	KUNIT_EXPECT_FALSE(test, spyre_seqno_passed(U64_MAX - 1, U64_MAX));
+	KUNIT_EXPECT_TRUE(test, spyre_seqno_passed(U64_MAX, U64_MAX));
+	/* The card wrote 0, then 1, after U64_MAX: both pass U64_MAX. */
+	KUNIT_EXPECT_TRUE(test, spyre_seqno_passed(0, U64_MAX));
+	KUNIT_EXPECT_TRUE(test, spyre_seqno_passed(1, U64_MAX - 5));
+	KUNIT_EXPECT_FALSE(test, spyre_seqno_passed(U64_MAX, 0));
+	KUNIT_EXPECT_FALSE(test, spyre_seqno_passed(U64_MAX - 5, 1));
+}
+
+/*
+ * The signalling loop's walk: fences in seqno order, wrapping mid-list,
+ * signal exactly up to the value the card wrote.
+ */
+static void seqno_signals_in_order_across_wrap(struct kunit *test)
+{
+	u64 base = U64_MAX - 3, done, i;
+
+	for (done = base - 1; done != base + 8; done++) {
+		u64 signalled = 0;
+
+		for (i = 0; i < 8; i++) {
+			if (!spyre_seqno_passed(done, base + i))
+				break;
+			signalled++;
+		}
+		KUNIT_EXPECT_EQ(test, signalled, done - (base - 1));
+	}
+}
+
+/* The 32-bit COMPLETED counter: progress is seen across its wrap too. */
+static void seqno32_after_across_wrap(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, spyre_seqno32_after(1, 0));
+	KUNIT_EXPECT_FALSE(test, spyre_seqno32_after(0, 0));
+	KUNIT_EXPECT_FALSE(test, spyre_seqno32_after(0, 1));
+	KUNIT_EXPECT_TRUE(test, spyre_seqno32_after(0, U32_MAX));
+	KUNIT_EXPECT_TRUE(test, spyre_seqno32_after(3, U32_MAX - 3));
+	KUNIT_EXPECT_FALSE(test, spyre_seqno32_after(U32_MAX, 0));
+	KUNIT_EXPECT_TRUE(test, spyre_seqno32_after(0x80000000u, 1));
+}
+
 static struct kunit_case spyre_job_cases[] = {
+	KUNIT_CASE(ring_advance_wraps),
+	KUNIT_CASE(ring_space_and_use),
+	KUNIT_CASE(ring_holds_every_job_in_flight),
+	KUNIT_CASE(seqno_passed_across_wrap),
+	KUNIT_CASE(seqno_signals_in_order_across_wrap),
+	KUNIT_CASE(seqno32_after_across_wrap),
 	KUNIT_CASE(submit_args_accepts_the_limits),
 	KUNIT_CASE(submit_args_rejects_each_bad_field),
 	KUNIT_CASE(bo_args_sizes_and_flags),

@@ -91,16 +91,21 @@ check "reload cycle 3" reload_cycle
 
 "$T/test_query"
 "$T/test_submit"
+"$T/test_debugfs"
 "$T/test_badinput"
 # libspyre's runtime: every call, misuse, 16 threads, two processes, a fault.
 "$T/test_runtime"
 # The op library: every op against CPU references, misuse, graphs, threads.
 "$T/test_ops"
+# Eight processes at once, every result checked.
+SPYRE_STRESS_SECONDS=${SPYRE_STRESS_SECONDS:-15} "$T/test_stress"
 # The ioctl fuzzer, briefly and with a fixed seed (make fuzz-driver runs it long).
 "$T/fuzz_ioctl" 1 20
 # Recovery with a short job timeout so a hang is found in a second or two.
 rmmod spyre && modprobe spyre job_timeout_ms=1000 || echo "Bail out! cannot reload spyre"
 "$T/test_recovery"
+# rmmod refused in use, unbind under load, then rmmod and a fresh load.
+"$T/test_lifecycle"
 
 echo "1..3"
 n=0

@@ -7,10 +7,14 @@
 #define SPYRE_VM_H
 
 #include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "spyre_regs.h"
 #include "uapi/drm/spyre_accel.h"
@@ -95,6 +99,43 @@ static inline int submit(int fd, uint32_t queue, uint64_t cmds, uint32_t n,
 	};
 
 	return xioctl(fd, DRM_IOCTL_SPYRE_SUBMIT, &s);
+}
+
+/* Write @text to a sysfs or debugfs file; 0 or -1. */
+static inline int sysfs_write(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY), ret = -1;
+
+	if (fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text))
+		ret = 0;
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+/*
+ * The accel node of the card at PCI address @addr, once udev-less devtmpfs
+ * has it (up to 5 s): after a rebind or reload it may have a new minor.
+ */
+static inline int card_node(const char *addr, char *path, size_t len)
+{
+	char pattern[128];
+
+	snprintf(pattern, sizeof(pattern), "/sys/bus/pci/devices/%s/accel/accel*", addr);
+	for (int i = 0; i < 50; i++) {
+		glob_t g;
+
+		if (!glob(pattern, 0, NULL, &g) && g.gl_pathc == 1) {
+			snprintf(path, len, "/dev/accel/%s", strrchr(g.gl_pathv[0], '/') + 1);
+			globfree(&g);
+			if (!access(path, F_OK))
+				return 0;
+		} else {
+			globfree(&g);
+		}
+		usleep(100000);
+	}
+	return -1;
 }
 
 #endif /* SPYRE_VM_H */

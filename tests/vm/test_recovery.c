@@ -83,16 +83,12 @@ static int debugfs_write(const char *name, const char *text)
 {
 	char pattern[128];
 	glob_t g;
-	int fd, ret = -1;
+	int ret = -1;
 
 	snprintf(pattern, sizeof(pattern), "/sys/kernel/debug/accel/*/%s", name);
 	if (glob(pattern, 0, NULL, &g) || g.gl_pathc != 1)
 		return -1;
-	fd = open(g.gl_pathv[0], O_WRONLY);
-	if (fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text))
-		ret = 0;
-	if (fd >= 0)
-		close(fd);
+	ret = sysfs_write(g.gl_pathv[0], text);
 	globfree(&g);
 	return ret;
 }
@@ -162,17 +158,6 @@ static int busy_until_gone(uint32_t queue)
 	return n > 0 ? 0 : 11;
 }
 
-static int sysfs_write(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY), ret = -1;
-
-	if (fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text))
-		ret = 0;
-	if (fd >= 0)
-		close(fd);
-	return ret;
-}
-
 /* Unbinding the driver under load fails the work cleanly; rebinding works. */
 TEST(unbind_under_load_then_rebind)
 {
@@ -202,21 +187,7 @@ TEST(unbind_under_load_then_rebind)
 	}
 	ASSERT_EQ(sysfs_write("/sys/bus/pci/drivers/spyre/bind", addr), 0);
 	/* Earlier tests' mappings keep the old device's minor: find the new one. */
-	snprintf(link, sizeof(link), "/sys/bus/pci/devices/%s/accel/accel*", addr);
-	for (int i = 0; i < 50; i++) {
-		glob_t g;
-
-		if (!glob(link, 0, NULL, &g) && g.gl_pathc == 1) {
-			snprintf(card_path, sizeof(card_path), "/dev/accel/%s",
-				 strrchr(g.gl_pathv[0], '/') + 1);
-			globfree(&g);
-			if (!access(card_path, F_OK))
-				break;
-		} else {
-			globfree(&g);
-		}
-		usleep(100000);
-	}
+	EXPECT_EQ(card_node(addr, card_path, sizeof(card_path)), 0);
 	EXPECT_EQ(worker(1), 0);
 }
 
