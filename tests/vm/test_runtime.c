@@ -857,6 +857,40 @@ TEST(async_fault_surfaces_at_synchronize)
 	EXPECT_EQ(add_rounds(60), 0);
 }
 
+/* A job that hangs: the driver resets the card; synchronize says TIMEOUT. */
+TEST(hung_job_surfaces_as_timeout)
+{
+	spyre_device_properties props;
+	spyre_device *dev = open_dev();
+	spyre_stream *s = NULL;
+	spyre_buffer *b = NULL;
+	spyre_status st;
+	char path[128];
+	FILE *f;
+
+	ASSERT_TRUE(dev);
+	ASSERT_EQ(spyre_device_get_properties(dev, &props), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_stream_create(dev, 3, &s), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_buffer_alloc(dev, 4096, 0, &b), SPYRE_SUCCESS);
+	snprintf(path, sizeof(path), "/sys/kernel/debug/accel/%s/inject_hang", props.pci_address);
+	f = fopen(path, "w");
+	if (!f) {
+		spyre_device_close(dev);
+		SKIP("no debugfs inject_hang");
+	}
+	/* The next command queue 3 starts never finishes. */
+	fprintf(f, "3 0\n");
+	ASSERT_EQ(fclose(f), 0);
+	ASSERT_EQ(spyre_memset64_async(s, b, 0, 1, 4096), SPYRE_SUCCESS);
+	st = spyre_stream_synchronize(s);
+	printf("  # %s: %s\n", spyre_status_name(st), spyre_last_error_detail());
+	EXPECT_EQ(st, SPYRE_ERROR_TIMEOUT);
+	EXPECT_TRUE(strstr(spyre_last_error_detail(), "hung") != NULL);
+	EXPECT_EQ(spyre_memset64_async(s, b, 0, 1, 4096), SPYRE_ERROR_DEVICE_LOST);
+	EXPECT_EQ(spyre_device_close(dev), SPYRE_SUCCESS);
+	EXPECT_EQ(add_rounds(70), 0);
+}
+
 /* ---- SPYRE_TRACE: a child process writes it, this one checks it ---- */
 
 /* A strict JSON syntax check; returns 0 if @p is one JSON value. */
