@@ -89,8 +89,8 @@ static spyre_status generate(const struct op_key *k, struct ops_plan *plan)
 	case K_SOFTMAX:
 		return ops_gen_softmax(&l[0], &l[1], plan);
 	case K_MLP:
-		return ops_gen_mlp(&l[0], &l[1], (spyre_act)k->act, &l[2], &l[3], OPS_MLP_AUTO,
-				   plan);
+		return ops_gen_mlp(&l[0], &l[1], (spyre_act)k->act, &l[2], &l[3],
+				   (enum ops_mlp_mode)k->sub, plan);
 	default:
 		return ops_gen_transpose(&l[0], &l[1], plan);
 	}
@@ -353,11 +353,27 @@ SPYRE_EXPORT spyre_status spyre_op_rmsnorm(spyre_stream *s, const spyre_tensor *
 	RUN("spyre_op_rmsnorm", K_NORM, 1, 0, eps, n_norm, x, gamma, NULL, y);
 }
 
+/* SPYRE_OPS_MLP=fused|unfused forces a form (read once); default auto. */
+static enum ops_mlp_mode mlp_mode(void)
+{
+	static _Atomic int mode = -1;
+	int m = mode;
+
+	if (m < 0) {
+		const char *e = getenv("SPYRE_OPS_MLP");
+
+		m = !e ? OPS_MLP_AUTO : !strcmp(e, "fused") ? OPS_MLP_FUSED :
+		    !strcmp(e, "unfused") ? OPS_MLP_UNFUSED : OPS_MLP_AUTO;
+		mode = m;
+	}
+	return (enum ops_mlp_mode)m;
+}
+
 SPYRE_EXPORT spyre_status spyre_op_mlp(spyre_stream *s, const spyre_tensor *x,
 				       const spyre_tensor *w1, spyre_act act,
 				       const spyre_tensor *w2, spyre_tensor *y)
 {
-	RUN("spyre_op_mlp", K_MLP, 0, (int)act, 0, n_mlp, x, w1, w2, y);
+	RUN("spyre_op_mlp", K_MLP, (int)mlp_mode(), (int)act, 0, n_mlp, x, w1, w2, y);
 }
 
 SPYRE_EXPORT spyre_status spyre_op_transpose(spyre_stream *s, const spyre_tensor *x,
