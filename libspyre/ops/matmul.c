@@ -181,37 +181,70 @@ uint32_t ops_mm_fit(const struct mm_geom *g, const struct mm_item *it)
 	return ok;
 }
 
-/* Split a region's ni x nj tiles into at most `cores` rectangles. */
-static unsigned mm_items(const struct mm_geom *g, uint32_t row0, uint32_t ni, uint32_t tm,
+/*
+ * The engine bounds a program's work by 2^30 (docs/engine.md): per op
+ * firing the sticks it touches, per stream stick its non-op ends, and per
+ * matmul firing rows x k x (row_elems / 4096 + 1) (loader.c).  An item
+ * stays under 2^24 by that measure, so 32 of them fit one program.
+ */
+#define ITEM_WORK_MAX	(1ull << 24)
+
+static uint64_t tile_work(const struct mm_geom *g, uint32_t tm, uint32_t tn)
+{
+	uint64_t tns = sticks(tn, g->a.dtype), out = sticks(tn, g->c.dtype) + div_up(tn, 32);
+	uint64_t ks = sticks(g->K, g->a.dtype);
+
+	return (uint64_t)tm * g->K * (tn / 4096 + 1) + 3 * ((uint64_t)tm * ks + g->K * tns) +
+	       4 * tm * out + 8 * (uint64_t)(g->ks + 1);
+}
+
+static uint32_t parts_for(uint64_t work, uint32_t at_least, uint32_t at_most)
+{
+	uint64_t p = (work + ITEM_WORK_MAX - 1) / ITEM_WORK_MAX;
+
+	if (p < at_least)
+		p = at_least;
+	return p > at_most ? at_most : (uint32_t)p;
+}
+
+/*
+ * Split a region's ni x nj tiles into rectangles, at least `cores` of
+ * them where there are enough tiles, each under ITEM_WORK_MAX.  Returns
+ * the count; writes them to out unless it is NULL.
+ */
+static uint32_t mm_items(const struct mm_geom *g, uint32_t row0, uint32_t ni, uint32_t tm,
 			 uint32_t col0, uint32_t nj, uint32_t tn, unsigned cores,
 			 struct mm_item *out)
 {
-	unsigned n = 0;
+	uint64_t row_work = nj * tile_work(g, tm, tn);
+	uint32_t n = 0;
 
-	if (g->ks == 1 && !g->tail_k && ni >= cores) {
-		for (unsigned k = 0; k < cores; k++) {
-			uint32_t i0 = (uint32_t)((uint64_t)ni * k / cores);
-			uint32_t i1 = (uint32_t)((uint64_t)ni * (k + 1) / cores);
+	if (g->ks == 1 && !g->tail_k && ni >= cores && row_work <= ITEM_WORK_MAX) {
+		uint32_t parts = parts_for(ni * row_work, cores, ni);
 
-			if (i1 > i0)
-				out[n++] = (struct mm_item){ row0 + i0 * tm, i1 - i0, tm,
-							     col0, nj, tn };
+		for (uint32_t k = 0; k < parts; k++) {
+			uint32_t i0 = (uint32_t)((uint64_t)ni * k / parts);
+			uint32_t i1 = (uint32_t)((uint64_t)ni * (k + 1) / parts);
+
+			if (i1 > i0 && out)
+				out[n] = (struct mm_item){ row0 + i0 * tm, i1 - i0, tm,
+							   col0, nj, tn };
+			n += i1 > i0;
 		}
 		return n;
 	}
 	/* One row block per item; split each block's columns. */
 	{
-		unsigned per_i = cores / ni ? cores / ni : 1;
+		uint32_t per_i = parts_for(row_work, cores / ni ? cores / ni : 1, nj);
 
-		if (per_i > nj)
-			per_i = nj;
 		for (uint32_t i = 0; i < ni; i++)
-			for (unsigned k = 0; k < per_i; k++) {
+			for (uint32_t k = 0; k < per_i; k++, n++) {
 				uint32_t j0 = (uint32_t)((uint64_t)nj * k / per_i);
 				uint32_t j1 = (uint32_t)((uint64_t)nj * (k + 1) / per_i);
 
-				out[n++] = (struct mm_item){ row0 + i * tm, 1, tm,
-							     col0 + j0 * tn, j1 - j0, tn };
+				if (out)
+					out[n] = (struct mm_item){ row0 + i * tm, 1, tm,
+								   col0 + j0 * tn, j1 - j0, tn };
 			}
 	}
 	return n;
@@ -310,7 +343,7 @@ spyre_status ops_gen_matmul(const spyre_layout *a, const spyre_layout *b, spyre_
 	struct mm_geom g;
 	static const uint8_t args[3] = { 0, 1, 2 };
 	uint32_t M, N, mfull, nfull, nreg = 0;
-	struct { uint32_t row0, ni, tm, col0, nj, tn; uint64_t work; } reg[4];
+	struct { uint32_t row0, ni, tm, col0, nj, tn; uint64_t work; unsigned cores; } reg[4];
 	uint64_t total = 0;
 	struct mm_item *items;
 	unsigned nitems = 0, given = 0;
@@ -348,21 +381,24 @@ spyre_status ops_gen_matmul(const spyre_layout *a, const spyre_layout *b, spyre_
 		total += reg[nreg].work;
 		nreg++;
 	}
-	items = calloc((size_t)OPS_CORES * 4 + (size_t)M, sizeof(*items));
+	/* Cores in proportion to each region's work, at least one each. */
+	for (uint32_t r = 0; r < nreg; r++) {
+		reg[r].cores = (unsigned)(OPS_CORES * reg[r].work / total);
+		if (!reg[r].cores)
+			reg[r].cores = 1;
+		if (r == nreg - 1 && given < OPS_CORES && reg[r].cores < OPS_CORES - given)
+			reg[r].cores = OPS_CORES - given;
+		given += reg[r].cores;
+		nitems += mm_items(&g, reg[r].row0, reg[r].ni, reg[r].tm, reg[r].col0, reg[r].nj,
+				   reg[r].tn, reg[r].cores, NULL);
+	}
+	items = calloc(nitems, sizeof(*items));
 	if (!items)
 		return spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY, "spyre_op_matmul: out of memory");
-	for (uint32_t r = 0; r < nreg; r++) {
-		/* Cores in proportion to the region's work, at least one. */
-		unsigned cores = (unsigned)(OPS_CORES * reg[r].work / total);
-
-		if (!cores)
-			cores = 1;
-		if (r == nreg - 1 && given < OPS_CORES && cores < OPS_CORES - given)
-			cores = OPS_CORES - given;
-		given += cores;
+	nitems = 0;
+	for (uint32_t r = 0; r < nreg; r++)
 		nitems += mm_items(&g, reg[r].row0, reg[r].ni, reg[r].tm, reg[r].col0, reg[r].nj,
-				   reg[r].tn, cores, items + nitems);
-	}
+				   reg[r].tn, reg[r].cores, items + nitems);
 	/* Items to launches of up to 32 cores, one item per core. */
 	for (unsigned first = 0; first < nitems && !st; first += OPS_CORES) {
 		struct pb_program *prog = ops_prog_new(3);

@@ -6,7 +6,9 @@
  * tiles of one shape form a region (full, column tail, row tail, corner).
  * Work items (one matrix of the batch, one region, a range of tile rows
  * with all their tile columns) are dealt to 32 cores, up to 16 per core
- * (two streams each), then to further launches.
+ * (two streams each), then to further launches.  (A single tile row with
+ * more work than an item may hold is not split further: a row of 64 x
+ * 65536 elements is far below it.)
  */
 #include <stdlib.h>
 #include <string.h>
@@ -52,14 +54,35 @@ static void tr_op(const spyre_layout *x, const spyre_layout *y, const struct tr_
 	op->out = pb_stream(c, pb_op_end(), ey, tiles * it->tc * trs, fifo * it->tc * trs);
 }
 
+/*
+ * Tile-row ranges for one matrix's region: enough to spread a few matrices
+ * over the cores, and each item under ITEM_WORK_MAX of the engine's work
+ * measure (sticks each firing touches plus each stream stick's non-op
+ * end, loader.c), so ITEMS_PER_CORE x 32 items stay under its 2^30.
+ */
+#define ITEM_WORK_MAX	(1ull << 21)
+
+static uint32_t tr_parts(const spyre_layout *x, const spyre_layout *y, uint64_t batches,
+			 uint32_t rni, uint32_t rnj, uint32_t tr, uint32_t tc)
+{
+	uint64_t in = (uint64_t)tr * ((tc + x->stick_elems - 1) / x->stick_elems);
+	uint64_t out = (uint64_t)tc * ((tr + y->stick_elems - 1) / y->stick_elems);
+	uint64_t work = (uint64_t)rni * rnj * (2 * (in + out) + 1);
+	uint64_t parts = batches >= OPS_CORES ? 1 : (OPS_CORES + batches - 1) / batches;
+
+	if ((work + ITEM_WORK_MAX - 1) / ITEM_WORK_MAX > parts)
+		parts = (work + ITEM_WORK_MAX - 1) / ITEM_WORK_MAX;
+	return parts > rni ? rni : (uint32_t)parts;
+}
+
 spyre_status ops_gen_transpose(const spyre_layout *x, const spyre_layout *y,
 			       struct ops_plan *plan)
 {
 	static const char fn[] = "spyre_op_transpose";
 	static const uint8_t args[2] = { 0, 1 };
-	uint32_t R, C, ni, nj, nitems = 0, cap;
-	uint64_t batches;
-	struct tr_item *items;
+	uint32_t R, C, ni, nj;
+	uint64_t batches, nitems = 0;
+	struct tr_item *items = NULL;
 	spyre_status st;
 
 	if ((st = ops_check_layout(fn, "x", x)) || (st = ops_check_layout(fn, "y", y)))
@@ -77,39 +100,42 @@ spyre_status ops_gen_transpose(const spyre_layout *x, const spyre_layout *y,
 				       "(.. x %u x %u)", fn, C, R);
 	ni = R / TILE;
 	nj = C / TILE;
-	/* Items: per matrix, per region, tile rows split in up to 4 ranges. */
-	cap = (uint32_t)(batches * 4 * 4);
 	if (batches > (1u << 20))
 		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "%s: batch too large", fn);
-	items = calloc(cap, sizeof(*items));
-	if (!items)
-		return spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
-	for (uint64_t b = 0; b < batches; b++)
-		for (int r = 0; r < 4; r++) {
-			uint32_t rni = r < 2 ? ni : (R % TILE ? 1 : 0);
-			uint32_t rnj = r % 2 == 0 ? nj : (C % TILE ? 1 : 0);
-			uint32_t tr = r < 2 ? TILE : R % TILE, tc = r % 2 == 0 ? TILE : C % TILE;
-			uint32_t i0 = r < 2 ? 0 : ni, col0 = r % 2 == 0 ? 0 : nj * TILE;
-			/* Split many tile rows so that a lone matrix spreads over cores. */
-			uint32_t parts = batches >= OPS_CORES ? 1 : rni < 4 ? rni : 4;
-
-			if (!rni || !rnj)
-				continue;
-			if (batches == 1 && rni >= OPS_CORES)
-				parts = 4;
-			for (uint32_t p = 0; p < parts; p++) {
-				uint32_t a = rni * p / parts, e = rni * (p + 1) / parts;
-
-				items[nitems++] = (struct tr_item){ b, i0 + a, e - a, tr,
-								    col0, rnj, tc };
-			}
+	/* Items: per matrix, per region, ranges of tile rows (count, then fill). */
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass) {
+			items = calloc(nitems, sizeof(*items));
+			if (!items)
+				return spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY, "%s: out of memory",
+						       fn);
+			nitems = 0;
 		}
+		for (uint64_t b = 0; b < batches; b++)
+			for (int r = 0; r < 4; r++) {
+				uint32_t rni = r < 2 ? ni : (R % TILE ? 1 : 0);
+				uint32_t rnj = r % 2 == 0 ? nj : (C % TILE ? 1 : 0);
+				uint32_t tr = r < 2 ? TILE : R % TILE, tc = r % 2 == 0 ? TILE : C % TILE;
+				uint32_t i0 = r < 2 ? 0 : ni, col0 = r % 2 == 0 ? 0 : nj * TILE;
+				uint32_t parts = tr_parts(x, y, batches, rni, rnj, tr, tc);
+
+				if (!rni || !rnj)
+					continue;
+				for (uint32_t p = 0; p < parts; p++, nitems++) {
+					uint32_t a = rni * p / parts, e = rni * (p + 1) / parts;
+
+					if (pass)
+						items[nitems] = (struct tr_item){ b, i0 + a, e - a, tr,
+										  col0, rnj, tc };
+				}
+			}
+	}
 	/* Deal items to cores, ITEMS_PER_CORE each, then to more launches. */
-	for (uint32_t first = 0; first < nitems && !st;
+	for (uint64_t first = 0; first < nitems && !st;
 	     first += OPS_CORES * ITEMS_PER_CORE) {
 		struct pb_program *prog = ops_prog_new(2);
-		uint32_t last = nitems - first < OPS_CORES * ITEMS_PER_CORE ?
-					nitems - first : OPS_CORES * ITEMS_PER_CORE;
+		uint32_t last = nitems - first < OPS_CORES * ITEMS_PER_CORE ? (uint32_t)(nitems - first) :
+					OPS_CORES * ITEMS_PER_CORE;
 
 		if (!prog) {
 			st = spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);

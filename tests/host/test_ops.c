@@ -453,6 +453,40 @@ TEST(matmul_k_chunks_and_remainder)
 			       &launches), 0);
 }
 
+/*
+ * A matmul past the engine's work bound per program (2^30) is split into
+ * several launches, each of which loads (checked, not run: 8.8e12 MACs).
+ */
+TEST(matmul_huge_splits_into_loadable_launches)
+{
+	struct ops_plan plan = { 0 };
+	spyre_layout a = lay(SPYRE_DTYPE_FP16, 2, 131072, 8192, 0);
+	spyre_layout b = lay(SPYRE_DTYPE_FP16, 2, 8192, 8192, 0);
+	spyre_layout c = lay(SPYRE_DTYPE_FP16, 2, 131072, 8192, 0);
+	struct spyre_engine_config cfg;
+	unsigned loaded = 0;
+
+	spyre_engine_config_default(&cfg);
+	ASSERT_EQ(ops_gen_matmul(&a, &b, SPYRE_ACT_NONE, &c, &plan), SPYRE_SUCCESS);
+	printf("  # %u launches\n", plan.num_launches);
+	EXPECT_TRUE(plan.num_launches >= 9);	/* 2^43 MACs / 4096 / 2^30 = 2 at least */
+	for (unsigned i = 0; i < plan.num_launches; i++) {
+		struct spyre_engine_error err;
+		struct spyre_program *p;
+		enum spyre_engine_status st = spyre_program_load(&cfg, plan.launches[i].image,
+								 plan.launches[i].bytes, &p, &err);
+
+		if (st) {
+			printf("  # launch %u: %s: %s\n", i, spyre_engine_status_name(st), err.detail);
+			continue;
+		}
+		spyre_program_free(p);
+		loaded++;
+	}
+	EXPECT_EQ(loaded, plan.num_launches);
+	ops_plan_free(&plan);
+}
+
 TEST(matmul_rejects_bad_shapes)
 {
 	struct ops_plan plan = { 0 };
@@ -844,6 +878,46 @@ static unsigned check_transpose(uint32_t b, uint32_t r, uint32_t c, spyre_dtype 
 	release(&y);
 	mem_top = 0;
 	return bad;
+}
+
+/* Plans only: a lone matrix spreads over every core; a huge one splits
+ * into launches that each load. */
+TEST(transpose_spreads_and_splits)
+{
+	struct ops_plan plan = { 0 };
+	spyre_layout x = lay(SPYRE_DTYPE_FP16, 2, 2048, 2048, 0);
+	/* 64 matrices of 4096 x 65536: 2^34 elements, past one program's work. */
+	spyre_layout hx = lay(SPYRE_DTYPE_FP16, 3, 64, 4096, 65536);
+	spyre_layout hy = lay(SPYRE_DTYPE_FP16, 3, 64, 65536, 4096);
+	struct spyre_engine_config cfg;
+	unsigned loaded = 0;
+
+	spyre_engine_config_default(&cfg);
+	ASSERT_EQ(ops_gen_transpose(&x, &x, &plan), SPYRE_SUCCESS);
+	ASSERT_EQ(plan.num_launches, 1);
+	EXPECT_EQ(__builtin_popcount(plan.launches[0].image[SPK_HDR_CORE_MASK] |
+				     plan.launches[0].image[SPK_HDR_CORE_MASK + 1] << 8 |
+				     plan.launches[0].image[SPK_HDR_CORE_MASK + 2] << 16 |
+				     (uint32_t)plan.launches[0].image[SPK_HDR_CORE_MASK + 3] << 24),
+		  32);
+	ops_plan_free(&plan);
+	ASSERT_EQ(ops_gen_transpose(&hx, &hy, &plan), SPYRE_SUCCESS);
+	printf("  # 64 x 4096 x 65536: %u launches\n", plan.num_launches);
+	EXPECT_TRUE(plan.num_launches > 1);
+	for (unsigned i = 0; i < plan.num_launches; i++) {
+		struct spyre_engine_error err;
+		struct spyre_program *p;
+
+		if (spyre_program_load(&cfg, plan.launches[i].image, plan.launches[i].bytes, &p,
+				       &err) == SPYRE_ENGINE_OK) {
+			spyre_program_free(p);
+			loaded++;
+		} else if (i == 0) {
+			printf("  # launch 0: %s\n", err.detail);
+		}
+	}
+	EXPECT_EQ(loaded, plan.num_launches);
+	ops_plan_free(&plan);
 }
 
 TEST(transpose_odd_shapes_exact)
