@@ -6,7 +6,8 @@
  * one at a time, twice: eagerly (every op queued as it is called) and as
  * graphs (the prefill, and each decode position, captured once and
  * replayed with one submission).  Both give the same bits; the program
- * prints tokens/s, wall and device time for each, and with --json a
+ * prints tokens/s, wall and device time for each (medians of ROUNDS
+ * rounds, each timing both modes back to back), and with --json a
  * "SPYRE-BENCH-JSON [...]" line with the graph/eager speedups
  * (runtime.graph_vs_eager_decode, runtime.graph_vs_eager_prefill).
  *
@@ -232,6 +233,35 @@ static spyre_graph_exec *capture(void (*fn)(void *, int), int i, uint32_t *nodes
 	return ge;
 }
 
+#define ROUNDS 5
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(const double *v)
+{
+	double c[ROUNDS];
+
+	memcpy(c, v, sizeof(c));
+	qsort(c, ROUNDS, sizeof(c[0]), cmp_double);
+	return c[ROUNDS / 2];
+}
+
+static struct timing median_timing(const struct timing *t)
+{
+	double w[ROUNDS], d[ROUNDS];
+
+	for (int r = 0; r < ROUNDS; r++) {
+		w[r] = t[r].wall_s;
+		d[r] = t[r].device_ms;
+	}
+	return (struct timing){ median(w), median(d) };
+}
+
 /* The decode input: the prefill's last row. */
 static void reset_decode_input(void)
 {
@@ -241,7 +271,8 @@ static void reset_decode_input(void)
 int main(int argc, char **argv)
 {
 	int json = argc > 1 && !strcmp(argv[1], "--json"), a = json ? 2 : 1;
-	struct timing pe, pg, de, dg;
+	struct timing pe, pg, de, dg, t[4][ROUNDS];
+	double ratio[2][ROUNDS], prefill_x, decode_x;
 	uint32_t nodes_prefill = 0, nodes_step = 0;
 	void *out_eager, *out_graph;
 	float *hmask;
@@ -306,39 +337,60 @@ int main(int argc, char **argv)
 		step_eager(NULL, (int)i);
 	CHECK(spyre_stream_synchronize(st));
 
-	pe = timed(prefill_eager, NULL, 3);
-	reset_decode_input();
-	de = timed(step_eager, NULL, (int)steps);
-	out_eager = malloc(512);
-	CHECK(spyre_memcpy_dtoh(out_eager, dout.buf, 0, 512));
-
 	/* Graphs: captured and instantiated once, outside the timed runs. */
 	g_prefill = capture(prefill_eager, 0, &nodes_prefill);
 	g_step = calloc(steps, sizeof(*g_step));
 	for (uint32_t i = 0; i < steps; i++)
 		g_step[i] = capture(step_eager, (int)i, &nodes_step);
-	pg = timed(prefill_graph, NULL, 3);
-	reset_decode_input();
-	dg = timed(step_graph, NULL, (int)steps);
+
+	/*
+	 * ROUNDS rounds, each timing eager then graph for the prefill and for
+	 * the decode, so that load on the machine hits both modes alike; the
+	 * medians are reported.
+	 */
+	out_eager = malloc(512);
 	out_graph = malloc(512);
-	CHECK(spyre_memcpy_dtoh(out_graph, dout.buf, 0, 512));
+	for (int r = 0; r < ROUNDS; r++) {
+		t[0][r] = timed(prefill_eager, NULL, 1);
+		t[1][r] = timed(prefill_graph, NULL, 1);
+		reset_decode_input();
+		t[2][r] = timed(step_eager, NULL, (int)steps);
+		CHECK(spyre_memcpy_dtoh(out_eager, dout.buf, 0, 512));
+		reset_decode_input();
+		t[3][r] = timed(step_graph, NULL, (int)steps);
+		CHECK(spyre_memcpy_dtoh(out_graph, dout.buf, 0, 512));
+		ratio[0][r] = t[0][r].wall_s / t[1][r].wall_s;
+		ratio[1][r] = t[2][r].wall_s / t[3][r].wall_s;
+	}
 	same = !memcmp(out_eager, out_graph, 512);
+	pe = median_timing(t[0]);
+	pg = median_timing(t[1]);
+	de = median_timing(t[2]);
+	dg = median_timing(t[3]);
+	prefill_x = median(ratio[0]);
+	decode_x = median(ratio[1]);
 
 	printf("decoder: %u layers, width %d, %d heads, MLP %d, prompt %u, %u decode steps, fp16\n",
 	       nlayers, D, HEADS, FF, prompt, steps);
-	printf("graph nodes: prefill %u, decode step %u\n", nodes_prefill, nodes_step);
+	printf("graph nodes: prefill %u, decode step %u; medians of %d rounds\n", nodes_prefill,
+	       nodes_step, ROUNDS);
 	printf("%-8s %-6s %12s %12s %14s\n", "phase", "mode", "tokens/s", "wall ms", "device ms");
-	printf("%-8s %-6s %12.1f %12.2f %14.3f\n", "prefill", "eager", 3 * prompt / pe.wall_s,
-	       pe.wall_s * 1e3 / 3, pe.device_ms / 3);
-	printf("%-8s %-6s %12.1f %12.2f %14.3f\n", "prefill", "graph", 3 * prompt / pg.wall_s,
-	       pg.wall_s * 1e3 / 3, pg.device_ms / 3);
+	printf("%-8s %-6s %12.1f %12.2f %14.3f\n", "prefill", "eager", prompt / pe.wall_s,
+	       pe.wall_s * 1e3, pe.device_ms);
+	printf("%-8s %-6s %12.1f %12.2f %14.3f\n", "prefill", "graph", prompt / pg.wall_s,
+	       pg.wall_s * 1e3, pg.device_ms);
 	printf("%-8s %-6s %12.1f %12.2f %14.3f\n", "decode", "eager", steps / de.wall_s,
 	       de.wall_s * 1e3 / steps, de.device_ms / steps);
 	printf("%-8s %-6s %12.1f %12.2f %14.3f\n", "decode", "graph", steps / dg.wall_s,
 	       dg.wall_s * 1e3 / steps, dg.device_ms / steps);
-	printf("graph vs eager (wall): decode %.2fx, prefill %.2fx; final state %s\n",
-	       de.wall_s / dg.wall_s, pe.wall_s / pg.wall_s,
-	       same ? "bit-identical" : "DIFFERS");
+	printf("graph vs eager (wall) per round: decode");
+	for (int r = 0; r < ROUNDS; r++)
+		printf(" %.2f", ratio[1][r]);
+	printf("; prefill");
+	for (int r = 0; r < ROUNDS; r++)
+		printf(" %.2f", ratio[0][r]);
+	printf("\ngraph vs eager (wall, median): decode %.2fx, prefill %.2fx; final state %s\n",
+	       decode_x, prefill_x, same ? "bit-identical" : "DIFFERS");
 	if (json)
 		printf("SPYRE-BENCH-JSON [{\"name\": \"runtime.graph_vs_eager_decode\", \"value\": %.4f, "
 		       "\"unit\": \"x\"}, {\"name\": \"runtime.graph_vs_eager_prefill\", \"value\": %.4f, "
@@ -346,8 +398,7 @@ int main(int argc, char **argv)
 		       "\"value\": %.4f, \"unit\": \"tokens/s\"}, {\"name\": "
 		       "\"runtime.decoder_decode_tokens_per_s_eager\", \"value\": %.4f, \"unit\": "
 		       "\"tokens/s\"}]\n",
-		       de.wall_s / dg.wall_s, pe.wall_s / pg.wall_s, steps / dg.wall_s,
-		       steps / de.wall_s);
+		       decode_x, prefill_x, steps / dg.wall_s, steps / de.wall_s);
 	for (uint32_t i = 0; i < steps; i++)
 		spyre_graph_exec_destroy(g_step[i]);
 	spyre_graph_exec_destroy(g_prefill);
