@@ -70,6 +70,11 @@ struct core_run {
 	uint32_t linked;		/* slots sharing a ring stream with this one */
 };
 
+/* FIFO slots first .. first + n - 1 (wrapping) of a core's stream. */
+struct slot_range {
+	uint32_t stream, first, n;
+};
+
 struct run {
 	const struct spyre_program *prog;
 	const struct spyre_timing_params *t;
@@ -87,7 +92,10 @@ struct run {
 	uint8_t *gather;		/* op inputs, then output, contiguous */
 	struct op_env env;		/* thread pool and SIMD choice for kernels */
 	uint64_t end;			/* latest completion seen */
-	int busy_slot;			/* core of a firing still computing (op_env.defer), or -1 */
+	/* A firing still computing (op_env.defer): its core, the FIFO slots it uses. */
+	int busy_slot;			/* -1: none */
+	unsigned busy_num;
+	struct slot_range busy_use[4];
 };
 
 static inline uint64_t max_u64(uint64_t a, uint64_t b)
@@ -565,8 +573,16 @@ static void fire_op(struct run *r, struct agent *a, uint64_t t)
 	}
 	/* A matmul writing straight into its FIFO may finish later (run_loop). */
 	r->env.defer = direct && op->opcode == SPK_OPC_MATMUL;
-	if (r->env.defer)
+	if (r->env.defer) {
 		r->busy_slot = (int)a->slot;
+		r->busy_num = 0;
+		for (unsigned i = 0; i < op->num_in; i++)
+			r->busy_use[r->busy_num++] = (struct slot_range){
+				op->in[i], cr->streams[op->in[i]].fifo.head, op->in_sticks[i] };
+		if (op_emits(op, a->fired))
+			r->busy_use[r->busy_num++] = (struct slot_range){ op->out, out_pos,
+									  op->out_sticks };
+	}
 	if (op_fire(&r->env, op, a->fired, in, out_buf, acc, r->tmp)) {
 		if (!direct) {
 			uint32_t first = of->cap - out_pos;
@@ -647,10 +663,38 @@ static void eval_after(struct run *r, unsigned s)
 	}
 }
 
-/* Whether agent a may touch what a deferred firing on core slot s uses. */
+/* Whether two runs of slots of a FIFO of cap slots share a slot. */
+static bool slots_meet(uint32_t a, uint32_t an, uint32_t b, uint32_t bn, uint32_t cap)
+{
+	return (b + cap - a) % cap < an || (a + cap - b) % cap < bn;
+}
+
+/*
+ * Whether agent a may touch what the deferred firing on core slot s uses:
+ * any op (they share host scratch), any agent of a ring partner, an agent
+ * of s with a scratchpad endpoint, or one whose next burst reaches FIFO
+ * slots the firing reads or writes.  Other agents of s move sticks of
+ * other streams, or of other slots of the same FIFOs, and need not wait.
+ */
 static bool agent_touches(const struct run *r, const struct agent *a, unsigned s)
 {
-	return a->kind == AGENT_OP || a->slot == s || (r->cores[s].linked & (1u << a->slot));
+	const struct stream_run *st;
+	uint32_t first;
+
+	if (a->kind == AGENT_OP || (r->cores[s].linked & (1u << a->slot)))
+		return true;
+	if (a->slot != s)
+		return false;
+	st = &r->cores[s].streams[a->index];
+	if (st->desc->src.kind == SPK_EP_SCRATCH || st->desc->dst.kind == SPK_EP_SCRATCH)
+		return true;
+	first = a->kind == AGENT_SRC ? (st->fifo.head + st->fifo.count) % st->fifo.cap :
+				       st->fifo.head;
+	for (unsigned i = 0; i < r->busy_num; i++)
+		if (r->busy_use[i].stream == a->index &&
+		    slots_meet(first, a->n, r->busy_use[i].first, r->busy_use[i].n, st->fifo.cap))
+			return true;
+	return false;
 }
 
 static enum spyre_engine_status run_loop(struct run *r)
