@@ -323,8 +323,8 @@ typedef struct spyre_launch_profile {
 	uint64_t op_firings;
 	uint64_t macs;			/* multiply-accumulates */
 	uint64_t core_busy_cycles[SPYRE_MAX_CORES];
-	uint64_t start_ns;		/* card clock when the launch started (eager launches) */
-	uint64_t end_ns;		/* card clock when it finished (eager launches) */
+	uint64_t start_ns;		/* card clock (ns since reset) when the launch started */
+	uint64_t end_ns;		/* card clock when it finished */
 } spyre_launch_profile;
 
 /* Like spyre_kernel_launch(); *@profile is written when the stream is
@@ -363,7 +363,7 @@ spyre_status spyre_graph_exec_destroy(spyre_graph_exec *exec);	/* NULL ok; waits
 spyre_status spyre_graph_launch(spyre_graph_exec *exec, spyre_stream *s);
 
 /* Profile of the @launch_index-th kernel launch of the exec's most recent
- * completed replay (start_ns/end_ns are 0: a replay is timed as a whole). */
+ * completed replay (as seen by a synchronising call); NOT_READY before. */
 spyre_status spyre_graph_exec_profile(spyre_graph_exec *exec, uint32_t launch_index,
 				      spyre_launch_profile *profile);
 
