@@ -14,7 +14,7 @@
 #include "../internal.h"
 #include "ops_internal.h"
 
-enum op_kind { K_MATMUL, K_ELTWISE, K_SOFTMAX, K_NORM, K_MLP, K_TRANSPOSE };
+enum op_kind { K_MATMUL, K_ELTWISE, K_SOFTMAX, K_NORM, K_MLP, K_TRANSPOSE, K_PERMUTE };
 
 /* Everything the generated program depends on; compared with memcmp. */
 struct op_key {
@@ -91,6 +91,14 @@ static spyre_status generate(const struct op_key *k, struct ops_plan *plan)
 	case K_MLP:
 		return ops_gen_mlp(&l[0], &l[1], (spyre_act)k->act, &l[2], &l[3],
 				   (enum ops_mlp_mode)k->sub, plan);
+	case K_PERMUTE: {
+		/* sub: perm[i] in bits 2i .. 2i+1 */
+		uint32_t perm[SPYRE_TENSOR_MAX_DIMS];
+
+		for (int i = 0; i < SPYRE_TENSOR_MAX_DIMS; i++)
+			perm[i] = ((uint32_t)k->sub >> (2 * i)) & 3;
+		return ops_gen_permute(&l[0], perm, &l[1], plan);
+	}
 	default:
 		return ops_gen_transpose(&l[0], &l[1], plan);
 	}
@@ -374,6 +382,23 @@ SPYRE_EXPORT spyre_status spyre_op_mlp(spyre_stream *s, const spyre_tensor *x,
 				       const spyre_tensor *w2, spyre_tensor *y)
 {
 	RUN("spyre_op_mlp", K_MLP, (int)mlp_mode(), (int)act, 0, n_mlp, x, w1, w2, y);
+}
+
+SPYRE_EXPORT spyre_status spyre_op_permute(spyre_stream *s, const spyre_tensor *x,
+					   const uint32_t *perm, spyre_tensor *y)
+{
+	int sub = 0;
+
+	if (!perm || !x)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "spyre_op_permute: %s is NULL",
+				       perm ? "x" : "perm");
+	for (uint32_t i = 0; i < x->layout.ndim && i < SPYRE_TENSOR_MAX_DIMS; i++) {
+		if (perm[i] >= SPYRE_TENSOR_MAX_DIMS)
+			return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+					       "spyre_op_permute: perm[%u] = %u", i, perm[i]);
+		sub |= (int)perm[i] << (2 * i);
+	}
+	RUN("spyre_op_permute", K_PERMUTE, sub, 0, 0, n_x_y, x, y);
 }
 
 SPYRE_EXPORT spyre_status spyre_op_transpose(spyre_stream *s, const spyre_tensor *x,

@@ -82,6 +82,9 @@ spyre_status ops_gen_norm(int rms, const spyre_layout *x, const spyre_layout *ga
 spyre_status ops_gen_mlp(const spyre_layout *x, const spyre_layout *w1, spyre_act act,
 			 const spyre_layout *w2, const spyre_layout *y, enum ops_mlp_mode mode,
 			 struct ops_plan *plan);
+/* x, y: y's dim i is x's dim perm[i]; the last dim stays last */
+spyre_status ops_gen_permute(const spyre_layout *x, const uint32_t *perm, const spyre_layout *y,
+			     struct ops_plan *plan);
 /* x, y */
 spyre_status ops_gen_transpose(const spyre_layout *x, const spyre_layout *y,
 			       struct ops_plan *plan);

@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * Relayout: y [.., C, R] = x [.., R, C] with the last two dims swapped.
+ * Relayout.  Permutations that keep the last dimension innermost move
+ * whole rows: per core, a stream whose source loop nest walks x in y's
+ * order feeds a COPY op (which writes padding lanes as 0 and may convert
+ * the dtype) into y.
+ *
+ * Transpose: y [.., C, R] = x [.., R, C] with the last two dims swapped.
  * Tiles of up to 64 x 64 elements (whole sticks on both sides, since 64
  * is a multiple of every dtype's stick) go through the TRANSPOSE op;
  * tiles of one shape form a region (full, column tail, row tail, corner).
@@ -152,5 +157,92 @@ spyre_status ops_gen_transpose(const spyre_layout *x, const spyre_layout *y,
 		free(prog);
 	}
 	free(items);
+	return st;
+}
+
+/* Sticks a core streams at most per launch (with its COPY: ~2^26 of work). */
+#define PERMUTE_CORE_STICKS	(1u << 24)
+
+spyre_status ops_gen_permute(const spyre_layout *x, const uint32_t *perm, const spyre_layout *y,
+			     struct ops_plan *plan)
+{
+	static const char fn[] = "spyre_op_permute";
+	static const uint8_t args[2] = { 0, 1 };
+	uint32_t n, seen = 0, rs, ors, outer, per_slice, rpf;
+	uint64_t slice_rows;
+	spyre_status st;
+
+	if ((st = ops_check_layout(fn, "x", x)) || (st = ops_check_layout(fn, "y", y)))
+		return st;
+	if (!perm)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "%s: perm is NULL", fn);
+	n = x->ndim;
+	for (uint32_t i = 0; i < n; i++) {
+		if (perm[i] >= n || (seen >> perm[i] & 1))
+			return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+					       "%s: perm is not a permutation of 0..%u", fn, n - 1);
+		seen |= 1u << perm[i];
+	}
+	if (perm[n - 1] != n - 1)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+				       "%s: the last dim must stay last (use spyre_op_transpose "
+				       "to move it)", fn);
+	if (y->ndim != n)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "%s: y must have x's rank",
+				       fn);
+	for (uint32_t i = 0; i < n; i++)
+		if (y->shape[i] != x->shape[perm[i]])
+			return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+					       "%s: y's dim %u is %u, x's dim %u is %u", fn, i,
+					       y->shape[i], perm[i], x->shape[perm[i]]);
+	rs = x->row_sticks;
+	ors = y->row_sticks;
+	/* y's outermost dim is split over cores and launches; n == 1: one row. */
+	outer = n > 1 ? y->shape[0] : 1;
+	slice_rows = y->rows / outer;
+	if (slice_rows * (rs > ors ? rs : ors) > PERMUTE_CORE_STICKS)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+				       "%s: a slice of y's first dim is over %u sticks", fn,
+				       PERMUTE_CORE_STICKS);
+	per_slice = (uint32_t)(PERMUTE_CORE_STICKS / (slice_rows * (rs > ors ? rs : ors)));
+	/* Rows per COPY firing: y's second-innermost dim when it divides every core's rows. */
+	rpf = n >= 3 && (uint64_t)y->shape[n - 2] * (rs + ors) <= 512 ? y->shape[n - 2] : 1;
+	for (uint32_t first = 0; first < outer && !st;) {
+		struct pb_program *prog = ops_prog_new(2);
+		uint32_t take = outer - first, cores;
+
+		if (!prog)
+			return spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+		if (take > (uint64_t)per_slice * OPS_CORES)
+			take = per_slice * OPS_CORES;
+		cores = take < OPS_CORES ? take : OPS_CORES;
+		for (uint32_t c = 0; c < cores; c++) {
+			uint32_t j0 = first + (uint32_t)((uint64_t)take * c / cores);
+			uint32_t j1 = first + (uint32_t)((uint64_t)take * (c + 1) / cores);
+			uint32_t rows = (uint32_t)((j1 - j0) * slice_rows);
+			struct pb_endpoint src = { SPK_EP_DRAM, 0, 0, 0, { rs, 1, 1, 1 },
+						   { 128, 0, 0, 0 } };
+			struct pb_core *pc = pb_core(prog, c);
+			struct pb_op *op = pb_op(pc, SPK_OPC_COPY, (uint8_t)x->dtype, (uint8_t)y->dtype,
+						 rows / rpf, rpf, ops_last_dim(x));
+			unsigned d = 1;
+
+			/* Loops: sticks, then y's dims n-2 .. 0 (dim 0 limited to j0..j1). */
+			for (int i = (int)n - 2; i >= 0; i--, d++) {
+				src.count[d] = i == 0 ? j1 - j0 : y->shape[i];
+				src.stride[d] = (int64_t)x->strides[perm[i]];
+			}
+			if (n > 1)
+				src.offset = (uint64_t)j0 * x->strides[perm[0]];
+			op->in[0] = pb_stream(pc, src, pb_op_end(), rows * rs, 2 * rpf * rs);
+			op->out = pb_stream(pc, pb_op_end(),
+					    pb_linear(SPK_EP_DRAM, 1,
+						      (uint64_t)j0 * slice_rows * ors * 128, rows * ors),
+					    rows * ors, 2 * rpf * ors);
+		}
+		st = ops_plan_add(plan, prog, args);
+		free(prog);
+		first += take;
+	}
 	return st;
 }

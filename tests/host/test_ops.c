@@ -940,4 +940,75 @@ TEST(transpose_odd_shapes_exact)
 	}
 }
 
+/* Permutations keeping the last dim: y's dim i is x's dim perm[i]. */
+static unsigned check_permute(uint32_t ndim, const uint32_t *xs, const uint32_t *perm,
+			      spyre_dtype dt)
+{
+	uint32_t ys[4], xst[4] = { 0 }, yst[4] = { 0 };
+	spyre_layout xl, yl;
+	struct dt x, y, *ops[2] = { &x, &y };
+	struct ops_plan plan = { 0 };
+	uint64_t n = 1;
+	unsigned bad = 1;
+
+	for (uint32_t i = 0; i < ndim; i++) {
+		ys[i] = xs[perm[i]];
+		n *= xs[i];
+	}
+	spyre_tensor_layout(dt, ndim, xs, &xl);
+	spyre_tensor_layout(dt, ndim, ys, &yl);
+	x = input(xl, -50, 50);
+	y = output(yl);
+	/* Dense element strides of the host arrays. */
+	xst[ndim - 1] = yst[ndim - 1] = 1;
+	for (int i = (int)ndim - 2; i >= 0; i--) {
+		xst[i] = xst[i + 1] * xs[i + 1];
+		yst[i] = yst[i + 1] * ys[i + 1];
+	}
+	if (ops_gen_permute(&x.l, perm, &y.l, &plan)) {
+		printf("  # generate: %s\n", spyre_last_error_detail());
+	} else if (!run_plan(&plan, ops, 2)) {
+		bad = fetch(&y);
+		for (uint64_t e = 0; e < n; e++) {
+			uint64_t xi = 0, rest = e;
+
+			/* e indexes y; its index in dim i is x's index in dim perm[i]. */
+			for (uint32_t i = 0; i < ndim; i++) {
+				xi += rest / yst[i] * xst[perm[i]];
+				rest %= yst[i];
+			}
+			if (memcmp(&y.host[e], &x.host[xi], 4) && bad++ < 3)
+				printf("  # permute: y[%llu] %g != x[%llu] %g\n", (unsigned long long)e,
+				       y.host[e], (unsigned long long)xi, x.host[xi]);
+		}
+	}
+	ops_plan_free(&plan);
+	release(&x);
+	release(&y);
+	mem_top = 0;
+	return bad;
+}
+
+TEST(permute_keeps_sticks_exact)
+{
+	static const uint32_t s3[3] = { 5, 100, 150 }, p3[3] = { 1, 0, 2 };
+	static const uint32_t s4[4] = { 3, 7, 40, 65 }, p4[4] = { 2, 0, 1, 3 };
+	static const uint32_t s4b[4] = { 2, 33, 4, 64 }, p4b[4] = { 1, 2, 0, 3 };
+	static const uint32_t s1[1] = { 77 }, p1[1] = { 0 };
+	static const uint32_t bad_last[3] = { 0, 2, 1 }, dup[3] = { 0, 0, 2 };
+	struct ops_plan plan = { 0 };
+	spyre_layout l;
+
+	EXPECT_EQ(check_permute(3, s3, p3, SPYRE_DTYPE_FP16), 0);
+	EXPECT_EQ(check_permute(4, s4, p4, SPYRE_DTYPE_FP32), 0);
+	EXPECT_EQ(check_permute(4, s4b, p4b, SPYRE_DTYPE_BF16), 0);
+	EXPECT_EQ(check_permute(1, s1, p1, SPYRE_DTYPE_FP16), 0);
+	spyre_tensor_layout(SPYRE_DTYPE_FP16, 3, s3, &l);
+	EXPECT_EQ(ops_gen_permute(&l, bad_last, &l, &plan), SPYRE_ERROR_INVALID_ARGUMENT);
+	EXPECT_TRUE(strstr(spyre_last_error_detail(), "last dim") != NULL);
+	EXPECT_EQ(ops_gen_permute(&l, dup, &l, &plan), SPYRE_ERROR_INVALID_ARGUMENT);
+	EXPECT_EQ(ops_gen_permute(&l, p3, &l, &plan), SPYRE_ERROR_INVALID_ARGUMENT);
+	EXPECT_EQ(plan.num_launches, 0);
+}
+
 TAP_MAIN()

@@ -410,6 +410,29 @@ TEST(transpose_exact)
 	vt_free(&y);
 }
 
+TEST(permute_exact)
+{
+	struct vt x, y;
+	static const uint32_t perm[3] = { 1, 0, 2 };
+	unsigned bad = 0;
+
+	if (setup())
+		SKIP("no device");
+	ASSERT_EQ(vt_make(&x, lay(SPYRE_DTYPE_FP16, 3, 5, 100, 150), 1, -100, 100), 0);
+	ASSERT_EQ(vt_make(&y, lay(SPYRE_DTYPE_FP16, 3, 100, 5, 150), 0, 0, 0), 0);
+	EXPECT_EQ(spyre_op_permute(stream, &x.t, perm, &y.t), SPYRE_SUCCESS);
+	EXPECT_EQ(spyre_stream_synchronize(stream), SPYRE_SUCCESS);
+	EXPECT_EQ(vt_fetch(&y), 0);
+	for (uint32_t a = 0; a < 5; a++)
+		for (uint32_t b = 0; b < 100; b++)
+			for (uint32_t c = 0; c < 150; c++)
+				bad += y.host[((size_t)b * 5 + a) * 150 + c] !=
+				       x.host[((size_t)a * 100 + b) * 150 + c];
+	EXPECT_EQ(bad, 0);
+	vt_free(&x);
+	vt_free(&y);
+}
+
 TEST(misuse_is_rejected_with_detail)
 {
 	struct vt a, b, c;

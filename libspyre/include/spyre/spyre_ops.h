@@ -179,6 +179,15 @@ spyre_status spyre_op_mlp(spyre_stream *s, const spyre_tensor *x, const spyre_te
 spyre_status spyre_op_transpose(spyre_stream *s, const spyre_tensor *x, spyre_tensor *y);
 
 /*
+ * y = x with its dimensions reordered: y's dim i is x's dim perm[i]
+ * (perm has x's rank entries); the last dim must stay last (rows move
+ * whole; spyre_op_transpose moves the last dim).  E.g. [T, H, D] ->
+ * [H, T, D] with perm {1, 0, 2}.  y may have another dtype (converted).
+ */
+spyre_status spyre_op_permute(spyre_stream *s, const spyre_tensor *x, const uint32_t *perm,
+			      spyre_tensor *y);
+
+/*
  * Drop @dev's cached op programs (NULL: every device's), destroying their
  * kernels and temporaries.  Call it before spyre_device_close(), or the
  * entries stay until the process ends (an entry whose kernels the close
