@@ -233,7 +233,7 @@ static spyre_graph_exec *capture(void (*fn)(void *, int), int i, uint32_t *nodes
 	return ge;
 }
 
-#define ROUNDS 5
+#define ROUNDS 9
 
 static int cmp_double(const void *a, const void *b)
 {
