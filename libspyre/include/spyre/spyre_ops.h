@@ -2,7 +2,7 @@
 /*
  * libspyre's built-in op library: tensors in the card's stick layout, host
  * conversion to and from it, and ops (matmul, elementwise, softmax,
- * layernorm/rmsnorm, a fused MLP, transpose) launched on a stream.
+ * layernorm/rmsnorm, a fused MLP, transpose, permute) launched on a stream.
  * Include after spyre.h.  docs/ops.md describes layouts, the programs each
  * op generates and the tolerances.
  *
