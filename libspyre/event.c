@@ -94,6 +94,7 @@ SPYRE_EXPORT spyre_status spyre_event_record(spyre_event *ev, spyre_stream *s)
 		((volatile uint64_t *)ev->ts.map)[0] = 0;
 		st = spyre_stream_submit(s, &job, &point);
 	}
+	/* Not recorded unless its syncobj holds the new fence. */
 	if (st == SPYRE_SUCCESS) {
 		ev->recorded = 1;
 		ev->stream = s;

@@ -526,16 +526,16 @@ spyre_status spyre_stream_submit(spyre_stream *s, struct spyre_job *job, uint64_
 	else
 		s->pending_head = c;
 	s->pending_tail = c;
-	if (job->event) {
-		ret = drmSyncobjTransfer(dev->fd, job->event->syncobj, 0, s->syncobj, pt, 0);
-		if (ret)
-			spyre_log(SPYRE_LOG_ERROR, "event record: syncobj transfer: %s",
-				  strerror(errno));
-	}
-	if (point)
-		*point = pt;
 	spyre_log(SPYRE_LOG_DEBUG, "stream %u: job %llu, %u operations, queue %u", s->trace_tid,
 		  (unsigned long long)pt, job->nnodes, s->queue);
+	if (point)
+		*point = pt;
+	if (job->event &&
+	    drmSyncobjTransfer(dev->fd, job->event->syncobj, 0, s->syncobj, pt, 0))
+		/* The timestamp job runs, but the event cannot be waited for. */
+		return spyre_set_error(spyre_status_from_errno(errno),
+				       "event record: moving the job's fence into the event: %s",
+				       strerror(errno));
 	return SPYRE_SUCCESS;
 }
 
