@@ -124,6 +124,18 @@ TEST(device_open_properties_and_visible_devices)
 	ASSERT_EQ(spyre_device_get_properties(dev, &props), SPYRE_SUCCESS);
 	EXPECT_EQ(props.num_cores, 32);
 	EXPECT_EQ(props.stick_bytes, 128);
+	{
+		/* The same card by PCI address: a second, independent open. */
+		spyre_device *again = NULL;
+		spyre_device_properties p2;
+
+		ASSERT_EQ(spyre_device_open_pci(props.pci_address, &again), SPYRE_SUCCESS);
+		ASSERT_EQ(spyre_device_get_properties(again, &p2), SPYRE_SUCCESS);
+		EXPECT_STREQ(p2.pci_address, props.pci_address);
+		EXPECT_TRUE(again != dev);
+		EXPECT_EQ(spyre_device_close(again), SPYRE_SUCCESS);
+		EXPECT_EQ(spyre_device_get_properties(again, &p2), SPYRE_ERROR_INVALID_HANDLE);
+	}
 
 	setenv("SPYRE_VISIBLE_DEVICES", props.pci_address, 1);
 	EXPECT_EQ(spyre_device_count(&count), SPYRE_SUCCESS);
@@ -148,10 +160,12 @@ TEST(buffers_alloc_map_free)
 	ASSERT_TRUE(dev);
 	ASSERT_EQ(spyre_buffer_alloc(dev, 5000, SPYRE_MEM_DEVICE, &d), SPYRE_SUCCESS);
 	EXPECT_EQ(spyre_buffer_size(d), 5000);
+	EXPECT_EQ(spyre_buffer_flags(d), SPYRE_MEM_DEVICE);
 	EXPECT_TRUE(spyre_buffer_device(d) == dev);
 	EXPECT_TRUE(spyre_buffer_device_address(d) >= (4ULL << 30));
 	EXPECT_EQ(spyre_buffer_map(d, &p), SPYRE_ERROR_INVALID_ARGUMENT);
 	ASSERT_EQ(spyre_buffer_alloc(dev, 4096, SPYRE_MEM_HOST, &h), SPYRE_SUCCESS);
+	EXPECT_EQ(spyre_buffer_flags(h), SPYRE_MEM_HOST);
 	ASSERT_EQ(spyre_buffer_map(h, &p), SPYRE_SUCCESS);
 	memset(p, 0x5a, 4096);
 	ASSERT_EQ(spyre_buffer_alloc(dev, 8192, SPYRE_MEM_MAPPABLE, &m), SPYRE_SUCCESS);
@@ -431,6 +445,14 @@ TEST(kernel_launch_matches_cpu_and_profiles)
 	ASSERT_EQ(spyre_stream_synchronize(s), SPYRE_SUCCESS);
 	ASSERT_EQ(spyre_memcpy_dtoh(t.hout, t.out, 0, ADD_BYTES), SPYRE_SUCCESS);
 	EXPECT_EQ(check_sum(t.ha, t.hb, t.hout), 0);
+	/* Raw addresses work too: b + 0 as argument 0 gives out = b + b. */
+	ASSERT_EQ(spyre_kernel_set_arg_u64(t.k, 0, spyre_buffer_device_address(t.b)),
+		  SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_kernel_launch(s, t.k), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_memcpy_dtoh_async(s, t.hout, t.out, 0, ADD_BYTES), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_stream_synchronize(s), SPYRE_SUCCESS);
+	EXPECT_EQ(check_sum(t.hb, t.hb, t.hout), 0);
+	EXPECT_EQ(spyre_trace_flush(), SPYRE_SUCCESS);	/* no SPYRE_TRACE: nothing to do */
 	add_teardown(&t);
 	spyre_device_close(dev);
 }

@@ -304,7 +304,9 @@ uint32_t spyre_kernel_num_args(const spyre_kernel *kernel);
  */
 spyre_status spyre_kernel_set_arg(spyre_kernel *kernel, uint32_t index, spyre_buffer *buf,
 				  uint64_t offset);
-/* Set argument @index to a raw u64 value (an address or a constant). */
+/* Set argument @index to a raw u64 value (an address or a constant).  A raw
+ * address is not tracked: the launch is not ordered by the driver against
+ * other streams' work on that memory, and nothing checks it is mapped. */
 spyre_status spyre_kernel_set_arg_u64(spyre_kernel *kernel, uint32_t index, uint64_t value);
 
 /* Queue a LAUNCH of @kernel with its current arguments on @s. */
