@@ -102,11 +102,13 @@ spyre_status spyre_graph_capture_node(spyre_stream *s, const struct spyre_node *
 
 		if (add_ref(g, k, SPYRE_KIND_KERNEL, k->obj.id))
 			st = spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY, "no memory for a graph");
+		pthread_mutex_lock(&k->args_lock);
 		for (uint32_t i = 0; st == SPYRE_SUCCESS && i < k->nargs; i++)
 			if (k->arg_buf[i] &&
 			    add_ref(g, k->arg_buf[i], SPYRE_KIND_BUFFER, k->arg_buf_id[i]))
 				st = spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY,
 						     "no memory for a graph");
+		pthread_mutex_unlock(&k->args_lock);
 	}
 	if (st != SPYRE_SUCCESS) {
 		if (g->error == SPYRE_SUCCESS)

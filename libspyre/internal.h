@@ -242,6 +242,7 @@ struct spyre_kernel {
 	struct spyre_bo image;
 	uint32_t nargs;
 	uint32_t core_mask;
+	pthread_mutex_t args_lock;	/* the arguments below */
 	uint64_t args[64];
 	uint64_t set_mask;
 	spyre_buffer *arg_buf[64];	/* buffer behind each argument, or NULL */

@@ -86,6 +86,7 @@ SPYRE_EXPORT spyre_status spyre_kernel_load(spyre_device *dev, const void *image
 	k->nargs = nargs;
 	k->core_mask = get_le32((const uint8_t *)image + SPK_HDR_CORE_MASK);
 	pthread_mutex_init(&k->prof_lock, NULL);
+	pthread_mutex_init(&k->args_lock, NULL);
 	spyre_device_link(dev, &k->obj, SPYRE_KIND_KERNEL);
 	snprintf(k->name, sizeof(k->name), "kernel %llu", (unsigned long long)k->obj.id);
 	*kernel = k;
@@ -96,6 +97,7 @@ void spyre_kernel_put(struct spyre_kernel *k)
 {
 	if (atomic_fetch_sub(&k->refs, 1) == 1) {
 		pthread_mutex_destroy(&k->prof_lock);
+		pthread_mutex_destroy(&k->args_lock);
 		free(k);
 	}
 }
@@ -148,10 +150,12 @@ SPYRE_EXPORT spyre_status spyre_kernel_set_arg(spyre_kernel *kernel, uint32_t in
 		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
 				       "offset %llu is outside the %llu-byte buffer",
 				       (unsigned long long)offset, (unsigned long long)buf->bytes);
+	pthread_mutex_lock(&kernel->args_lock);
 	kernel->args[index] = buf->bo.va + offset;
 	kernel->arg_buf[index] = buf;
 	kernel->arg_buf_id[index] = buf->obj.id;
 	kernel->set_mask |= 1ULL << index;
+	pthread_mutex_unlock(&kernel->args_lock);
 	return spyre_done(SPYRE_SUCCESS);
 }
 
@@ -162,14 +166,16 @@ SPYRE_EXPORT spyre_status spyre_kernel_set_arg_u64(spyre_kernel *kernel, uint32_
 
 	if (st != SPYRE_SUCCESS)
 		return st;
+	pthread_mutex_lock(&kernel->args_lock);
 	kernel->args[index] = value;
 	kernel->arg_buf[index] = NULL;
 	kernel->set_mask |= 1ULL << index;
+	pthread_mutex_unlock(&kernel->args_lock);
 	return spyre_done(SPYRE_SUCCESS);
 }
 
-spyre_status spyre_kernel_make_node(struct spyre_kernel *k, struct spyre_node *node,
-				    struct spyre_job *job)
+static spyre_status make_node_locked(struct spyre_kernel *k, struct spyre_node *node,
+				     struct spyre_job *job)
 {
 	spyre_status st;
 
@@ -198,6 +204,18 @@ spyre_status spyre_kernel_make_node(struct spyre_kernel *k, struct spyre_node *n
 	atomic_fetch_add(&k->refs, 1);
 	node->kernel = k;
 	return SPYRE_SUCCESS;
+}
+
+spyre_status spyre_kernel_make_node(struct spyre_kernel *k, struct spyre_node *node,
+				    struct spyre_job *job)
+{
+	spyre_status st;
+
+	/* The launch's snapshot of the arguments is taken whole. */
+	pthread_mutex_lock(&k->args_lock);
+	st = make_node_locked(k, node, job);
+	pthread_mutex_unlock(&k->args_lock);
+	return st;
 }
 
 void spyre_kernel_record_profile(struct spyre_kernel *k, const spyre_launch_profile *p)

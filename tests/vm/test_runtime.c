@@ -737,6 +737,7 @@ TEST(several_cards_at_once)
 struct thread_arg {
 	spyre_device *dev;
 	spyre_stream *shared;
+	spyre_kernel *shared_k;		/* launched by every thread, arguments fixed */
 	unsigned id;
 	int failures;
 };
@@ -764,6 +765,11 @@ static void *worker(void *p)
 			printf("  # thread %u: %s\n", ta->id, spyre_last_error_detail());
 			ta->failures++;
 		}
+		if (spyre_kernel_launch(s, ta->shared_k)) {
+			printf("  # thread %u shared kernel: %s\n", ta->id,
+			       spyre_last_error_detail());
+			ta->failures++;
+		}
 		/* The shared stream and the blocking path, with this thread's data. */
 		fill_pattern(src, sizeof(src), ta->id + it);
 		memset(dst, 0, sizeof(dst));
@@ -788,6 +794,7 @@ static void *worker(void *p)
 
 TEST(sixteen_threads_share_a_device)
 {
+	static struct add_setup st;
 	struct thread_arg args[16];
 	pthread_t th[16];
 	spyre_device *dev = open_dev();
@@ -796,8 +803,11 @@ TEST(sixteen_threads_share_a_device)
 
 	ASSERT_TRUE(dev);
 	ASSERT_EQ(spyre_stream_create(dev, 1, &shared), SPYRE_SUCCESS);
+	ASSERT_EQ(add_setup(&st, dev, 99), 0);
+	ASSERT_EQ(spyre_memcpy_htod(st.a, 0, st.ha, ADD_BYTES), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_memcpy_htod(st.b, 0, st.hb, ADD_BYTES), SPYRE_SUCCESS);
 	for (unsigned i = 0; i < 16; i++) {
-		args[i] = (struct thread_arg){ dev, shared, i, 0 };
+		args[i] = (struct thread_arg){ dev, shared, st.k, i, 0 };
 		ASSERT_EQ(pthread_create(&th[i], NULL, worker, &args[i]), 0);
 	}
 	for (unsigned i = 0; i < 16; i++) {
@@ -805,6 +815,9 @@ TEST(sixteen_threads_share_a_device)
 		failures += args[i].failures;
 	}
 	EXPECT_EQ(failures, 0);
+	/* The kernel every thread launched: the buffer order makes it wait. */
+	ASSERT_EQ(spyre_memcpy_dtoh(st.hout, st.out, 0, ADD_BYTES), SPYRE_SUCCESS);
+	EXPECT_EQ(check_sum(st.ha, st.hb, st.hout), 0);
 	EXPECT_EQ(spyre_device_close(dev), SPYRE_SUCCESS);
 }
 

@@ -298,9 +298,12 @@ uint32_t spyre_kernel_num_args(const spyre_kernel *kernel);
 /*
  * Argument @index (a u64 device address in the program's argument block) =
  * the device address of @buf + @offset.  Unset arguments make launch fail
- * (SPYRE_ERROR_INVALID_ARGUMENT).  Launch snapshots the arguments.  Not
- * safe against concurrent set_arg/launch of the same kernel from other
- * threads (each thread should load its own spyre_kernel, or lock).
+ * (SPYRE_ERROR_INVALID_ARGUMENT).  Launch snapshots the arguments.
+ * Thread safety: set_arg and launch of one kernel may be called from several
+ * threads (each call is atomic), but which arguments a launch sees then
+ * depends on the interleaving: threads that set different arguments should
+ * load their own spyre_kernel, or hold a lock of their own across
+ * set_arg + launch.
  */
 spyre_status spyre_kernel_set_arg(spyre_kernel *kernel, uint32_t index, spyre_buffer *buf,
 				  uint64_t offset);
