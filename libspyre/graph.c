@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * Graphs: a capturing stream appends nodes here instead of submitting them.
- * Instantiating fixes the node list and the buffer list; a replay encodes
- * the nodes into the stream's command ring and submits them as one job.
+ * Instantiating fixes the node list and the buffer list and encodes the
+ * commands once; a replay copies them into the stream's command ring,
+ * relocates the ring-relative addresses and submits them as one job.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,7 @@ struct spyre_graph_exec {
 	uint32_t nrefs;
 	uint32_t bos[SPYRE_JOB_MAX_BOS];
 	uint32_t nbos;
+	struct spyre_template tmpl;	/* the replay's slots, encoded once */
 	pthread_mutex_t prof_lock;
 	spyre_launch_profile *profiles;	/* per launch, last completed replay */
 	int have_profiles;
@@ -254,11 +256,14 @@ SPYRE_EXPORT spyre_status spyre_graph_instantiate(spyre_graph *graph, spyre_grap
 	memcpy(e->bos, graph->bos, sizeof(e->bos[0]) * graph->nbos);
 	e->nbos = graph->nbos;
 	e->profiles = calloc(e->nlaunches ? e->nlaunches : 1, sizeof(*e->profiles));
-	if (!e->profiles) {
+	st = e->profiles ? spyre_template_build(&e->tmpl, e->nodes, e->nnodes) :
+			   spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY, "no memory for a graph exec");
+	if (st != SPYRE_SUCCESS) {
 		put_nodes(e->nodes, e->nnodes);
 		free(e->refs_list);
+		free(e->profiles);
 		free(e);
-		return spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY, "no memory for a graph exec");
+		return st;
 	}
 	pthread_mutex_init(&e->prof_lock, NULL);
 	atomic_init(&e->refs, 1);
@@ -274,6 +279,7 @@ void spyre_exec_put(struct spyre_graph_exec *e)
 	put_nodes(e->nodes, e->nnodes);
 	free(e->refs_list);
 	free(e->profiles);
+	spyre_template_free(&e->tmpl);
 	pthread_mutex_destroy(&e->prof_lock);
 	free(e);
 }
@@ -330,6 +336,7 @@ SPYRE_EXPORT spyre_status spyre_graph_launch(spyre_graph_exec *exec, spyre_strea
 		job.nbos = exec->nbos;
 		job.nodes = exec->nodes;
 		job.nnodes = exec->nnodes;
+		job.tmpl = &exec->tmpl;
 		job.exec = exec;
 		atomic_fetch_add(&exec->refs, 1);
 		st = spyre_stream_submit(s, &job, NULL);

@@ -164,10 +164,27 @@ void spyre_cmd_put(uint8_t *c, uint8_t op, uint64_t a0, uint64_t a1, uint64_t a2
 /* Host work done when a job retires. */
 struct spyre_completion;
 
+/*
+ * A job's slots encoded once (a graph's, at instantiation) with addresses
+ * relative to the job's first slot: a replay copies them into the ring and
+ * adds the ring address at each relocation.
+ */
+struct spyre_template {
+	uint8_t *bytes;
+	uint32_t slots, ncmds;
+	uint32_t *relocs;		/* byte offsets of u64 fields to relocate */
+	uint32_t nrelocs;
+};
+
+spyre_status spyre_template_build(struct spyre_template *t, const struct spyre_node *nodes,
+				  uint32_t n);
+void spyre_template_free(struct spyre_template *t);
+
 /* A job being queued on a stream (under its lock). */
 struct spyre_job {
 	struct spyre_node *nodes;
 	uint32_t nnodes;
+	const struct spyre_template *tmpl;	/* pre-encoded slots, or NULL */
 	uint32_t bos[SPYRE_JOB_MAX_BOS];
 	uint32_t nbos;
 	uint32_t in_syncobj;		/* 0 or a binary syncobj to wait for */

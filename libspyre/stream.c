@@ -94,6 +94,84 @@ uint32_t spyre_node_encode(const struct spyre_node *n, uint8_t *cmd, uint8_t *da
 	return slots;
 }
 
+static uint64_t load_le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int b = 7; b >= 0; b--)
+		v = v << 8 | p[b];
+	return v;
+}
+
+static uint32_t job_slots(const struct spyre_node *nodes, uint32_t n, uint32_t *ncmds)
+{
+	uint32_t total = 3 * n;
+
+	for (uint32_t i = 0; i < n; i++)
+		total += spyre_node_data_slots(&nodes[i]);
+	*ncmds = 3 * n;
+	return total;
+}
+
+/* Encode @n nodes at @base (device address @va): commands, then data. */
+static void encode_job(const struct spyre_node *nodes, uint32_t n, uint8_t *base, uint64_t va)
+{
+	uint32_t d = 3 * n;
+
+	for (uint32_t i = 0; i < n; i++)
+		d += spyre_node_encode(&nodes[i], base + (size_t)3 * i * SPYRE_CMD_SIZE,
+				       base + (size_t)d * SPYRE_CMD_SIZE,
+				       va + (uint64_t)d * SPYRE_CMD_SIZE);
+}
+
+static void add_le64(uint8_t *p, uint64_t add)
+{
+	uint64_t v = load_le64(p) + add;
+
+	for (int b = 0; b < 8; b++)
+		p[b] = (uint8_t)(v >> (8 * b));
+}
+
+spyre_status spyre_template_build(struct spyre_template *t, const struct spyre_node *nodes,
+				  uint32_t n)
+{
+	uint32_t r = 0;
+
+	memset(t, 0, sizeof(*t));
+	t->slots = job_slots(nodes, n, &t->ncmds);
+	if (!n || t->slots > SPYRE_JOB_MAX_SLOTS)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+				       "%u operations need %u command slots; at most %u", n,
+				       t->slots, SPYRE_JOB_MAX_SLOTS);
+	t->bytes = calloc(t->slots, SPYRE_CMD_SIZE);
+	t->relocs = calloc((size_t)4 * n, sizeof(*t->relocs));
+	if (!t->bytes || !t->relocs) {
+		spyre_template_free(t);
+		return spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY, "no memory for a graph");
+	}
+	/* Relative to 0: every ring-relative address is an offset in the job. */
+	encode_job(nodes, n, t->bytes, 0);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t cmd = 3 * i * SPYRE_CMD_SIZE + SPYRE_CMD_OFF_ARGS;
+
+		t->relocs[r++] = cmd;				/* TIMESTAMP t0 */
+		t->relocs[r++] = cmd + 2 * SPYRE_CMD_SIZE;	/* TIMESTAMP t1 */
+		if (nodes[i].kind == NODE_LAUNCH) {
+			t->relocs[r++] = cmd + SPYRE_CMD_SIZE + 8;	/* argument block */
+			t->relocs[r++] = cmd + SPYRE_CMD_SIZE + 24;	/* statistics record */
+		}
+	}
+	t->nrelocs = r;
+	return SPYRE_SUCCESS;
+}
+
+void spyre_template_free(struct spyre_template *t)
+{
+	free(t->bytes);
+	free(t->relocs);
+	memset(t, 0, sizeof(*t));
+}
+
 void spyre_job_init(struct spyre_job *job)
 {
 	memset(job, 0, offsetof(struct spyre_job, bos));
@@ -116,15 +194,6 @@ spyre_status spyre_job_add_bo(struct spyre_job *job, uint32_t handle)
 				       "a job may use at most %d buffers", SPYRE_JOB_MAX_BOS - 8);
 	job->bos[job->nbos++] = handle;
 	return SPYRE_SUCCESS;
-}
-
-static uint64_t load_le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int b = 7; b >= 0; b--)
-		v = v << 8 | p[b];
-	return v;
 }
 
 static const char *job_status_text(uint32_t status)
@@ -408,16 +477,19 @@ spyre_status spyre_stream_get_stage(spyre_stream *s, uint64_t bytes, int *index)
 spyre_status spyre_stream_submit(spyre_stream *s, struct spyre_job *job, uint64_t *point)
 {
 	spyre_device *dev = s->obj.dev;
-	uint32_t ncmds = 3 * job->nnodes, ndata = 0, total, pos, bos[SPYRE_JOB_MAX_BOS];
+	uint32_t ncmds, total, pos, bos[SPYRE_JOB_MAX_BOS];
 	uint64_t need = 0, pt;
 	struct drm_spyre_submit sub;
 	struct spyre_completion *c;
 	uint8_t *base;
 	int ret;
 
-	for (uint32_t i = 0; i < job->nnodes; i++)
-		ndata += spyre_node_data_slots(&job->nodes[i]);
-	total = ncmds + ndata;
+	if (job->tmpl) {
+		total = job->tmpl->slots;
+		ncmds = job->tmpl->ncmds;
+	} else {
+		total = job_slots(job->nodes, job->nnodes, &ncmds);
+	}
 	if (!job->nnodes || total > SPYRE_JOB_MAX_SLOTS)
 		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
 				       "a job of %u operations needs %u command slots; at most %u",
@@ -442,15 +514,16 @@ spyre_status spyre_stream_submit(spyre_stream *s, struct spyre_job *job, uint64_
 		}
 	}
 
-	base = (uint8_t *)s->ring.map;
-	{
-		uint32_t d = pos + ncmds;
+	base = (uint8_t *)s->ring.map + (size_t)pos * SPYRE_CMD_SIZE;
+	if (job->tmpl) {
+		uint64_t va = s->ring.va + (uint64_t)pos * SPYRE_CMD_SIZE;
 
-		for (uint32_t i = 0; i < job->nnodes; i++)
-			d += spyre_node_encode(&job->nodes[i],
-					       base + (size_t)(pos + 3 * i) * SPYRE_CMD_SIZE,
-					       base + (size_t)d * SPYRE_CMD_SIZE,
-					       s->ring.va + (uint64_t)d * SPYRE_CMD_SIZE);
+		memcpy(base, job->tmpl->bytes, (size_t)total * SPYRE_CMD_SIZE);
+		for (uint32_t i = 0; i < job->tmpl->nrelocs; i++)
+			add_le64(base + job->tmpl->relocs[i], va);
+	} else {
+		encode_job(job->nodes, job->nnodes, base,
+			   s->ring.va + (uint64_t)pos * SPYRE_CMD_SIZE);
 	}
 
 	memcpy(bos, job->bos, job->nbos * sizeof(bos[0]));

@@ -348,6 +348,39 @@ TEST(internal_copy_fill_and_mark_nodes)
 	EXPECT_EQ(le64_at(cmd + SPYRE_CMD_SIZE + SPYRE_CMD_OFF_ARGS), 0x2000);
 }
 
+/* A graph's template, relocated, equals the same nodes encoded in place. */
+TEST(internal_graph_template_relocates_to_the_ring)
+{
+	struct spyre_node nodes[3] = {
+		{ .kind = NODE_COPY, .a0 = 0x100000000ULL, .a1 = 0x100002000ULL, .a2 = 4096 },
+		{ .kind = NODE_LAUNCH, .a0 = 0x100010000ULL, .nargs = 3,
+		  .args = { 0x100000000ULL, 0x100002000ULL, 0x100004000ULL } },
+		{ .kind = NODE_FILL, .a0 = 0x100004000ULL, .a1 = 64, .a2 = 7 },
+	};
+	const uint64_t ring_va = 0x300000000ULL + 64 * 100;
+	static uint8_t direct[64 * 64], relocated[64 * 64];
+	struct spyre_template t;
+	uint32_t d = 9;
+
+	ASSERT_EQ(spyre_template_build(&t, nodes, 3), SPYRE_SUCCESS);
+	EXPECT_EQ(t.ncmds, 9);
+	EXPECT_EQ(t.slots, 9 + 1 + (1 + 1 + 5) + 1);
+	EXPECT_EQ(t.nrelocs, 2 + 4 + 2);
+	for (uint32_t i = 0; i < 3; i++)
+		d += spyre_node_encode(&nodes[i], direct + 3 * i * 64, direct + d * 64,
+				       ring_va + d * 64);
+	memcpy(relocated, t.bytes, (size_t)t.slots * 64);
+	for (uint32_t i = 0; i < t.nrelocs; i++) {
+		uint64_t v = le64_at(relocated + t.relocs[i]) + ring_va;
+
+		for (int b = 0; b < 8; b++)
+			relocated[t.relocs[i] + b] = (uint8_t)(v >> (8 * b));
+	}
+	EXPECT_TRUE(!memcmp(direct, relocated, (size_t)t.slots * 64));
+	spyre_template_free(&t);
+	EXPECT_EQ(spyre_template_build(&t, nodes, 0), SPYRE_ERROR_INVALID_ARGUMENT);
+}
+
 TEST(internal_visible_devices_filter)
 {
 	struct spyre_device_entry e[4];
