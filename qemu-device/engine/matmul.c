@@ -7,16 +7,18 @@
  * fused multiply-adds in ascending k (gemm.h), whichever thread computes
  * it: results do not depend on the host.
  *
- * A firing is one pool job when there are at least as many A panels as
- * threads: a part is one row panel, which its thread packs, runs the tile
- * kernel over for every column (B is read in place from the input FIFO,
- * shared read-only) and writes out as rows of C, so threads never wait for
- * each other inside a firing.  When the scheduler allows it (env->defer),
- * the job is only started: the workers compute while the scheduler moves
- * other cores' sticks, and the scheduler finishes it (pool_finish) before
- * touching this core again.  With fewer panels than threads (small M), the
- * threads first pack A together, then split the columns.
+ * A firing is one pool job of parts (row panel, block of columns): each
+ * runs the tile kernel over its block (B is read in place from the input
+ * FIFO, shared read-only), after packing its A panel if no other part has
+ * (the first to need a panel packs it, others wait for it); the last block
+ * of a panel writes the panel's rows of C.  Panels come first, so threads
+ * start on different panels, and blocks are few (4 parts a thread), so
+ * packing is shared and the parts are small enough to balance.  When the
+ * scheduler allows it (env->defer), the job is only started: the workers
+ * compute while the scheduler moves other cores' sticks, and the scheduler
+ * finishes it (pool_finish) before touching what it uses.
  */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "dtype.h"
@@ -32,7 +34,12 @@ struct matmul_job {
 	float *apack, *acc;
 	bool zero;			/* the first k step: start from 0 */
 	uint32_t m, k, n, mr, ipanels, jpanels;
+	uint32_t blocks;		/* column blocks a panel is split into */
+	atomic_uint *state;		/* per panel: 0 not packed, 1 packing, 2 packed */
+	atomic_uint *done;		/* per panel: column blocks finished */
 };
+
+_Static_assert(sizeof(atomic_uint) <= sizeof(float), "panel state lives in float scratch");
 
 _Static_assert(sizeof(struct matmul_job) <= POOL_CTX_MAX, "pool_start copies the job");
 
@@ -71,37 +78,45 @@ static void store_rows(const struct matmul_job *j, uint32_t r0, uint32_t r1)
 			    j->c_row);
 }
 
-/* Row panel `part`, start to finish. */
-static void panel_part(void *ctx, unsigned part, unsigned parts)
+static inline void relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+/* Panel p of A, packed by the first part that needs it. */
+static void need_panel(const struct matmul_job *j, uint32_t p)
+{
+	unsigned expect = 0;
+
+	if (atomic_compare_exchange_strong(&j->state[p], &expect, 1)) {
+		gemm_pack_a(j->isa, j->a, j->a_row, j->dtype, j->m, j->k, p, p + 1, j->apack);
+		atomic_store(&j->state[p], 2);
+		return;
+	}
+	while (atomic_load(&j->state[p]) != 2)
+		relax();
+}
+
+/* Part q: row panel q % ipanels, column block q / ipanels. */
+static void tile_part(void *ctx, unsigned q, unsigned parts)
 {
 	const struct matmul_job *j = ctx;
+	uint32_t p = q % j->ipanels, blk = q / j->ipanels;
 
 	(void)parts;
-	gemm_pack_a(j->isa, j->a, j->a_row, j->dtype, j->m, j->k, part, part + 1, j->apack);
-	run_tiles(j, part, part + 1, 0, j->jpanels);
-	if (j->out)
-		store_rows(j, part * j->mr, min_u32(j->m, (part + 1) * j->mr));
+	need_panel(j, p);
+	run_tiles(j, p, p + 1, share(j->jpanels, blk, j->blocks),
+		  share(j->jpanels, blk + 1, j->blocks));
+	if (j->out && atomic_fetch_add(&j->done[p], 1) == j->blocks - 1)
+		store_rows(j, p * j->mr, min_u32(j->m, (p + 1) * j->mr));
 }
 
-static void pack_part(void *ctx, unsigned part, unsigned parts)
-{
-	const struct matmul_job *j = ctx;
-
-	gemm_pack_a(j->isa, j->a, j->a_row, j->dtype, j->m, j->k, share(j->ipanels, part, parts),
-		    share(j->ipanels, part + 1, parts), j->apack);
-}
-
-static void cols_part(void *ctx, unsigned part, unsigned parts)
-{
-	const struct matmul_job *j = ctx;
-
-	run_tiles(j, 0, j->ipanels, share(j->jpanels, part, parts),
-		  share(j->jpanels, part + 1, parts));
-}
-
+/* Packed A, then two counters per panel (fewer panels than rows + 1). */
 size_t op_matmul_tmp_floats(const struct op_desc *op)
 {
-	return gemm_pack_floats(op->rows, op->k);
+	return gemm_pack_floats(op->rows, op->k) + 2 * ((size_t)op->rows + 1);
 }
 
 size_t op_thread_floats(const struct op_desc *op)
@@ -131,15 +146,15 @@ bool op_matmul_fire(const struct op_env *env, const struct op_desc *op, uint32_t
 
 	job.mr = gemm_mr(job.isa);
 	job.ipanels = (m + job.mr - 1) / job.mr;
-	if (job.ipanels >= pool_threads(env->pool)) {
-		pool_start(env->pool, panel_part, &job, sizeof(job), job.ipanels);
-		if (!env->defer)
-			pool_finish(env->pool);
-	} else {
-		pool_run(env->pool, pack_part, &job);
-		pool_run(env->pool, cols_part, &job);
-		if (job.out)
-			store_rows(&job, 0, m);
-	}
+	job.blocks = (4 * pool_threads(env->pool) + job.ipanels - 1) / job.ipanels;
+	if (job.blocks > job.jpanels)
+		job.blocks = job.jpanels;
+	job.state = (atomic_uint *)(void *)(tmp + gemm_pack_floats(m, k));
+	job.done = job.state + job.ipanels;
+	for (uint32_t i = 0; i < 2 * job.ipanels; i++)
+		atomic_init(&job.state[i], 0);
+	pool_start(env->pool, tile_part, &job, sizeof(job), job.ipanels * job.blocks);
+	if (!env->defer)
+		pool_finish(env->pool);
 	return emit;
 }
