@@ -78,17 +78,10 @@ static void store_rows(const struct matmul_job *j, uint32_t r0, uint32_t r1)
 			    j->c_row);
 }
 
-static inline void relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#endif
-}
-
 /* Panel p of A, packed by the first part that needs it. */
 static void need_panel(const struct matmul_job *j, uint32_t p)
 {
-	unsigned expect = 0;
+	unsigned expect = 0, spins = 0;
 
 	if (atomic_compare_exchange_strong(&j->state[p], &expect, 1)) {
 		gemm_pack_a(j->isa, j->a, j->a_row, j->dtype, j->m, j->k, p, p + 1, j->apack);
@@ -96,7 +89,7 @@ static void need_panel(const struct matmul_job *j, uint32_t p)
 		return;
 	}
 	while (atomic_load(&j->state[p]) != 2)
-		relax();
+		pool_pause(&spins);
 }
 
 /* Part q: row panel q % ipanels, column block q / ipanels. */

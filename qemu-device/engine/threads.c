@@ -217,6 +217,13 @@ unsigned pool_threads(const struct engine_pool *pool)
 	return pool ? pool->threads : 1;
 }
 
+void pool_pause(unsigned *spins)
+{
+	cpu_relax();
+	if (++*spins % 1024 == 0)
+		sched_yield();
+}
+
 /* Publish a job to the workers. */
 static void begin(struct engine_pool *pool, pool_fn fn, void *ctx, unsigned parts)
 {

@@ -44,4 +44,11 @@ void pool_start(struct engine_pool *pool, pool_fn fn, const void *ctx, size_t ct
 /* Take the started job's parts nobody took yet, then wait for the rest; no job: no-op. */
 void pool_finish(struct engine_pool *pool);
 
+/*
+ * One step of a part's short wait for another part (*spins counts them,
+ * from 0): a pause, and the CPU yielded now and then, in case the other
+ * part's thread is not running.
+ */
+void pool_pause(unsigned *spins);
+
 #endif /* SPYRE_ENGINE_THREADS_H */
