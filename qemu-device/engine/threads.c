@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * The thread pool.  A job is published by bumping a generation number;
- * every thread in it takes parts from a shared counter until none are
- * left.  Workers that finished the previous job spin on it for a while
- * (POOL_SPIN_NS) before sleeping on a condition variable, and the caller
- * spins the same way for the workers to finish.  Waking a sleeping thread
+ * The thread pool.  A job is published by storing a new ticket (job
+ * number, parts, next part); every thread takes parts from it until none
+ * are left, and the job is over when all its parts are done, so the
+ * caller never waits for a worker that took none.  Workers that finished
+ * the previous job spin for a new ticket for a while (POOL_SPIN_NS) before
+ * sleeping on a condition variable, and the caller spins the same way for
+ * the parts others hold.  Waking a sleeping thread
  * costs tens to hundreds of microseconds (much more in a VM, where it is an
  * inter-processor interrupt to a halted vCPU), as long as a whole matmul
  * firing's share, and an engine run hands out a job every few hundred
@@ -35,17 +37,28 @@ struct engine_pool {
 	pthread_t workers[POOL_MAX_THREADS];
 	pthread_mutex_t lock;		/* for the sleepers */
 	pthread_cond_t start, done;
-	atomic_ulong generation;	/* a new job when it changes */
-	atomic_uint pending;		/* workers still on the job */
-	atomic_uint next;		/* the next part to take */
+	/*
+	 * The job: its number, part count and next part in one word, so a
+	 * thread takes a part of a job with one compare-and-swap, and a late
+	 * thread can never take a part of a job that has ended.
+	 */
+	atomic_ullong ticket;		/* job (24 bits) | parts (20) | next part (20) */
+	atomic_uint finished;		/* parts of the job done */
 	atomic_uint sleepers;		/* threads waiting on start or done */
 	atomic_bool quit;
 	bool started;			/* the caller has a job not yet finished */
-	pool_fn fn;			/* the job: written before generation */
+	unsigned long long job;		/* the caller's current job number */
+	pool_fn fn;			/* the job: written before its ticket */
 	void *ctx;
 	unsigned parts;
 	_Alignas(64) unsigned char ctx_copy[POOL_CTX_MAX];	/* pool_start's ctx */
 };
+
+#define PART_BITS	20
+#define PART_MASK	((1ull << PART_BITS) - 1)
+#define POOL_MAX_PARTS	PART_MASK
+#define JOB_SHIFT	(2 * PART_BITS)
+#define JOB_MASK	0xffffffull
 
 struct worker_arg {
 	struct engine_pool *pool;
@@ -93,13 +106,13 @@ static bool spin_until(struct engine_pool *pool, bool (*cond)(struct engine_pool
 
 static bool new_job(struct engine_pool *pool, unsigned long seen)
 {
-	return atomic_load(&pool->generation) != seen || atomic_load(&pool->quit);
+	return atomic_load(&pool->ticket) >> JOB_SHIFT != seen || atomic_load(&pool->quit);
 }
 
 static bool job_done(struct engine_pool *pool, unsigned long unused)
 {
 	(void)unused;
-	return atomic_load(&pool->pending) == 0;
+	return atomic_load(&pool->finished) == pool->parts;
 }
 
 /*
@@ -129,14 +142,33 @@ static void wake(struct engine_pool *pool, pthread_cond_t *cv)
 	pthread_mutex_unlock(&pool->lock);
 }
 
-static void take_parts(struct engine_pool *pool)
+/* A part of job `job` nobody took yet, or -1. */
+static long claim(struct engine_pool *pool, unsigned long long job)
 {
-	for (;;) {
-		unsigned p = atomic_fetch_add(&pool->next, 1);
+	unsigned long long t = atomic_load(&pool->ticket);
 
-		if (p >= pool->parts)
-			return;
-		pool->fn(pool->ctx, p, pool->parts);
+	for (;;) {
+		if (t >> JOB_SHIFT != job || (t & PART_MASK) >= ((t >> PART_BITS) & PART_MASK))
+			return -1;
+		if (atomic_compare_exchange_weak(&pool->ticket, &t, t + 1))
+			return (long)(t & PART_MASK);
+	}
+}
+
+/*
+ * Run parts of `job` until none is left.  fn, ctx and parts cannot change
+ * while this thread holds a part: the job ends only when every part is done.
+ */
+static void take_parts(struct engine_pool *pool, unsigned long long job)
+{
+	long p;
+
+	while ((p = claim(pool, job)) >= 0) {
+		unsigned parts = pool->parts;
+
+		pool->fn(pool->ctx, (unsigned)p, parts);
+		if (atomic_fetch_add(&pool->finished, 1) + 1 == parts)
+			wake(pool, &pool->done);
 	}
 }
 
@@ -152,10 +184,8 @@ static void *worker_main(void *opaque)
 			sleep_until(pool, &pool->start, new_job, seen);
 		if (atomic_load(&pool->quit))
 			break;
-		seen = atomic_load(&pool->generation);
-		take_parts(pool);
-		if (atomic_fetch_sub(&pool->pending, 1) == 1)
-			wake(pool, &pool->done);
+		seen = atomic_load(&pool->ticket) >> JOB_SHIFT;
+		take_parts(pool, seen);
 	}
 	return NULL;
 }
@@ -175,8 +205,8 @@ struct engine_pool *pool_create(unsigned threads)
 	if (!pool)
 		return NULL;
 	pool->threads = 1;
-	atomic_init(&pool->generation, 0);
-	atomic_init(&pool->pending, 0);
+	atomic_init(&pool->ticket, 0);
+	atomic_init(&pool->finished, 0);
 	atomic_init(&pool->sleepers, 0);
 	atomic_init(&pool->quit, false);
 	pthread_mutex_init(&pool->lock, NULL);
@@ -230,9 +260,10 @@ static void begin(struct engine_pool *pool, pool_fn fn, void *ctx, unsigned part
 	pool->fn = fn;
 	pool->ctx = ctx;
 	pool->parts = parts;
-	atomic_store(&pool->next, 0);
-	atomic_store(&pool->pending, pool->threads - 1);
-	atomic_fetch_add(&pool->generation, 1);	/* publishes the job */
+	atomic_store(&pool->finished, 0);
+	pool->job = ((atomic_load(&pool->ticket) >> JOB_SHIFT) + 1) & JOB_MASK;
+	/* Publishes the job (fn, ctx, parts written before). */
+	atomic_store(&pool->ticket, pool->job << JOB_SHIFT | (unsigned long long)parts << PART_BITS);
 	wake(pool, &pool->start);
 	pool->started = true;
 }
@@ -241,7 +272,7 @@ void pool_finish(struct engine_pool *pool)
 {
 	if (!pool || !pool->started)
 		return;
-	take_parts(pool);
+	take_parts(pool, pool->job);
 	if (!spin_until(pool, job_done, 0))
 		sleep_until(pool, &pool->done, job_done, 0);
 	pool->started = false;
@@ -263,7 +294,8 @@ void pool_start(struct engine_pool *pool, pool_fn fn, const void *ctx, size_t ct
 {
 	_Alignas(64) unsigned char copy[POOL_CTX_MAX];
 
-	if (!pool || pool->threads == 1) {
+	if (!pool || pool->threads == 1 || parts > POOL_MAX_PARTS) {
+		pool_finish(pool);
 		memcpy(copy, ctx, ctx_size);
 		for (unsigned p = 0; p < parts; p++)
 			fn(copy, p, parts);
