@@ -36,9 +36,10 @@ static void spyre_mm_use(struct drm_mm *mm, u64 *used, u32 *nodes)
 }
 
 /*
- * One line per open file, oldest first: its hardware context, process,
- * whether it is banned, the device addresses its buffers take (each with
- * its guard page) and its handles.
+ * One line per open file, oldest first: its address space number and the
+ * hardware context it holds now (-1: none), process, whether it is banned,
+ * the device addresses its buffers take (each with its guard page) and its
+ * handles.
  */
 static int spyre_contexts_show(struct seq_file *m, void *unused)
 {
@@ -46,7 +47,7 @@ static int spyre_contexts_show(struct seq_file *m, void *unused)
 	struct drm_device *drm = &sdev->drm;
 	struct drm_file *file;
 
-	seq_puts(m, "ctx client pid comm banned va_bytes mappings handles\n");
+	seq_puts(m, "ctx slot client pid comm banned va_bytes mappings handles\n");
 	mutex_lock(&drm->filelist_mutex);
 	list_for_each_entry_reverse(file, &drm->filelist, lhead) {
 		struct spyre_file *sfile = file->driver_priv;
@@ -74,8 +75,9 @@ static int spyre_contexts_show(struct seq_file *m, void *unused)
 		idr_for_each_entry(&file->object_idr, obj, id)
 			handles++;
 		spin_unlock(&file->table_lock);
-		seq_printf(m, "%u %llu %d %s %d %llu %u %u\n", sfile->ctx.id, file->client_id, nr,
-			   comm, READ_ONCE(sfile->banned), va, nodes, handles);
+		seq_printf(m, "%u %d %llu %d %s %d %llu %u %u\n", sfile->ctx.id,
+			   READ_ONCE(sfile->ctx.slot), file->client_id, nr, comm,
+			   READ_ONCE(sfile->banned), va, nodes, handles);
 	}
 	mutex_unlock(&drm->filelist_mutex);
 	return 0;
@@ -198,15 +200,16 @@ static int spyre_faults_show(struct seq_file *m, void *unused)
 
 	first = count > SPYRE_FAULT_LOG_SIZE ? count - SPYRE_FAULT_LOG_SIZE : 0;
 	seq_printf(m, "faults %llu\n", count);
-	seq_puts(m, "n time_ns ctx queue access va reason job pid comm\n");
+	seq_puts(m, "n time_ns ctx slot queue access va reason job pid comm\n");
 	for (i = first; i < count; i++) {
 		const struct spyre_fault_record *f = &log[i % SPYRE_FAULT_LOG_SIZE];
 		const char *reason = f->reason < ARRAY_SIZE(spyre_fault_reasons) &&
 				     spyre_fault_reasons[f->reason] ?
 				     spyre_fault_reasons[f->reason] : "unknown";
 
-		seq_printf(m, "%llu %lld %u %u %s 0x%llx %s%s %llu %d %s\n", i,
-			   ktime_to_ns(f->time), f->ctx, f->queue,
+		seq_printf(m, "%llu %lld %d %u %u %s 0x%llx %s%s %llu %d %s\n", i,
+			   ktime_to_ns(f->time), f->ctx == U32_MAX ? -1 : (int)f->ctx, f->slot,
+			   f->queue,
 			   f->access == SPYRE_ACCESS_WRITE ? "write" : "read", f->va, reason,
 			   f->more ? "+more" : "", f->job_id, f->pid,
 			   f->comm[0] ? f->comm : "-");

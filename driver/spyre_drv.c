@@ -30,7 +30,7 @@ static const struct drm_ioctl_desc spyre_drm_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(SPYRE_BO_WAIT, spyre_bo_wait_ioctl, 0),
 };
 
-/* Each open file gets its own address space in a free hardware context. */
+/* Each open file gets its own address space. */
 static int spyre_open(struct drm_device *dev, struct drm_file *file)
 {
 	struct spyre_device *sdev = to_spyre_device(dev);
@@ -44,10 +44,10 @@ static int spyre_open(struct drm_device *dev, struct drm_file *file)
 	sfile->file = file;
 	mutex_init(&sfile->submit_lock);
 
-	id = ida_alloc_range(&sdev->ctx_ida, SPYRE_KERNEL_CTX + 1, SPYRE_NUM_CONTEXTS - 1,
-			     GFP_KERNEL);
+	/* Any number of files: hardware contexts are bound at job run time. */
+	id = ida_alloc_min(&sdev->ctx_ida, SPYRE_KERNEL_CTX + 1, GFP_KERNEL);
 	if (id < 0) {
-		ret = id == -ENOSPC ? -EBUSY : id;
+		ret = id;
 		goto err_free;
 	}
 	ret = spyre_mmu_ctx_init(sdev, &sfile->ctx, id);
@@ -80,6 +80,7 @@ static void spyre_postclose(struct drm_device *dev, struct drm_file *file)
 
 	/* Handles are gone; the card may still run this file's jobs. */
 	spyre_file_entities_fini(sfile);
+	spyre_mmu_ctx_wait_idle(&sfile->ctx);
 	mutex_lock(&sdev->files_lock);
 	list_del(&sfile->link);
 	mutex_unlock(&sdev->files_lock);
@@ -154,6 +155,7 @@ static int spyre_kernel_ctx_init(struct spyre_device *sdev)
 	int ret;
 
 	ida_init(&sdev->ctx_ida);
+	spyre_mmu_slots_init(sdev);
 	mutex_init(&sdev->files_lock);
 	mutex_init(&sdev->reset_lock);
 	mutex_init(&sdev->kernel_job_lock);
@@ -283,6 +285,7 @@ static void spyre_remove(struct pci_dev *pdev)
 	/* Nothing in flight will signal now: fail it so waiters wake. */
 	for (i = 0; i < SPYRE_NUM_QUEUES; i++)
 		spyre_queue_cancel_inflight(&sdev->queues[i], NULL);
+	spyre_mmu_slots_fini(sdev);
 }
 
 static const struct pci_device_id spyre_pci_ids[] = {

@@ -9,6 +9,7 @@
 #include <linux/pci.h>
 #include <linux/sched.h>
 #include <linux/spinlock.h>
+#include <linux/wait.h>
 #include <drm/drm_device.h>
 #include <drm/gpu_scheduler.h>
 
@@ -28,7 +29,8 @@ struct spyre_fault_record {
 	ktime_t time;
 	u64 va;
 	u64 job_id;			/* SUBMIT's job_id; 0 if no job is known */
-	u32 ctx;
+	u32 ctx;			/* the job's address space, U32_MAX if unknown */
+	u32 slot;			/* the hardware context that faulted */
 	u32 queue;
 	u32 access;			/* SPYRE_ACCESS_* */
 	u32 reason;			/* SPYRE_FAULT_NOT_PRESENT... */
@@ -72,14 +74,22 @@ struct spyre_device {
 	struct drm_mm vram;		/* device memory given to buffers */
 	resource_size_t aperture_phys;	/* BAR2: device memory from offset 0 */
 	struct spyre_queue queues[SPYRE_NUM_QUEUES];
-	struct ida ctx_ida;		/* client hardware contexts 1..15 */
+	struct ida ctx_ida;		/* client address space numbers, from 1 */
+	/* Protects slots, slot_lru, slot_fence and every context's slot fields */
+	spinlock_t slot_lock;
+	struct spyre_mmu_ctx *slots[SPYRE_NUM_CONTEXTS];	/* hardware contexts */
+	struct list_head slot_lru;	/* bound client contexts, least recent first */
+	struct dma_fence *slot_fence;	/* signalled when a slot's jobs are done */
+	wait_queue_head_t slot_idle;	/* woken when a context's jobs are all done */
+	u64 slot_fence_context;
+	u64 slot_fence_seqno;
 	struct work_struct error_work;	/* stopped queues, MMU faults */
 	/* Serialises card resets */
 	struct mutex reset_lock;
 	unsigned int reset_count;
 	/* Protects files */
 	struct mutex files_lock;
-	struct list_head files;		/* struct spyre_file, to restore after reset */
+	struct list_head files;		/* struct spyre_file, every open one */
 	/* Protects bos */
 	struct mutex bos_lock;
 	struct list_head bos;		/* every struct spyre_bo, for debugfs */

@@ -130,6 +130,7 @@ void spyre_fault_log_set_owner(struct spyre_device *sdev, u32 queue,
 		if (f->queue != queue)
 			continue;
 		if (!f->job_id && !f->pid) {
+			f->ctx = owner->ctx;
 			f->job_id = owner->job_id;
 			f->pid = owner->pid;
 			memcpy(f->comm, owner->comm, sizeof(f->comm));
@@ -156,13 +157,14 @@ static void spyre_error_work(struct work_struct *work)
 		fault.time = ktime_get();
 		fault.va = spyre_rd32(sdev, SPYRE_REG_FAULT_ADDR_LO) |
 			   (u64)spyre_rd32(sdev, SPYRE_REG_FAULT_ADDR_HI) << 32;
-		fault.ctx = spyre_rd32(sdev, SPYRE_REG_FAULT_CONTEXT);
+		fault.slot = spyre_rd32(sdev, SPYRE_REG_FAULT_CONTEXT);
+		fault.ctx = U32_MAX;
 		fault.queue = spyre_rd32(sdev, SPYRE_REG_FAULT_QUEUE);
 		fault.access = spyre_rd32(sdev, SPYRE_REG_FAULT_ACCESS);
 		fault.reason = spyre_rd32(sdev, SPYRE_REG_FAULT_REASON);
 		fault.more = status & SPYRE_FAULT_OVERFLOW;
 		drm_dbg(&sdev->drm, "MMU fault: context %u queue %u %s of 0x%llx, reason %u%s\n",
-			fault.ctx, fault.queue,
+			fault.slot, fault.queue,
 			fault.access == SPYRE_ACCESS_WRITE ? "write" : "read", fault.va,
 			fault.reason, fault.more ? " (and more)" : "");
 		spyre_wr32(sdev, SPYRE_REG_FAULT_STATUS, 0);
@@ -208,13 +210,7 @@ int spyre_hw_irq_init(struct spyre_device *sdev)
 /* After a reset: contexts, rings and interrupts as they were. */
 int spyre_hw_restore(struct spyre_device *sdev)
 {
-	struct spyre_file *sfile;
-
-	spyre_mmu_ctx_restore(&sdev->kernel_ctx);
-	mutex_lock(&sdev->files_lock);
-	list_for_each_entry(sfile, &sdev->files, link)
-		spyre_mmu_ctx_restore(&sfile->ctx);
-	mutex_unlock(&sdev->files_lock);
+	spyre_mmu_slots_restore(sdev);
 	spyre_wr32(sdev, SPYRE_REG_INT_MASK, 0);
 	return spyre_queues_hw_init(sdev);
 }

@@ -157,6 +157,37 @@ static struct dma_fence *spyre_hw_fence_failed(struct spyre_queue *q, int error)
 	return &f->base;
 }
 
+/* A client job that will not reach the card gives its context back. */
+static void spyre_job_slot_release(struct spyre_job *job)
+{
+	if (job->slot_reserved) {
+		job->slot_reserved = false;
+		spyre_mmu_slot_put(&job->sfile->ctx);
+	}
+}
+
+/*
+ * Before run_job: a client job needs one of the card's hardware contexts
+ * for its address space.  When all are held by jobs in flight, wait for
+ * the next to be given back.
+ */
+static struct dma_fence *spyre_job_prepare(struct drm_sched_job *sched_job,
+					   struct drm_sched_entity *entity)
+{
+	struct spyre_job *job = to_spyre_job(sched_job);
+	struct dma_fence *wait;
+	int ret;
+
+	if (!job->sfile || job->slot_reserved)
+		return NULL;
+	ret = spyre_mmu_slot_reserve(&job->sfile->ctx, &wait);
+	if (ret == -EBUSY)
+		return wait;
+	/* Out of memory for the wait: run_job tries again without waiting. */
+	job->slot_reserved = !ret;
+	return NULL;
+}
+
 static struct dma_fence *spyre_job_run(struct drm_sched_job *sched_job)
 {
 	struct spyre_job *job = to_spyre_job(sched_job);
@@ -166,30 +197,50 @@ static struct dma_fence *spyre_job_run(struct drm_sched_job *sched_job)
 	unsigned long flags;
 	int idx;
 
-	if (unlikely(sched_job->s_fence->finished.error))
+	u32 ctx_id = job->ctx_id;
+
+	if (unlikely(sched_job->s_fence->finished.error)) {
+		spyre_job_slot_release(job);
 		return spyre_hw_fence_failed(q, sched_job->s_fence->finished.error);
+	}
+	/* Replayed after a reset: take the context again (still bound). */
+	if (job->sfile && !job->slot_reserved) {
+		if (spyre_mmu_slot_try(&job->sfile->ctx))
+			return ERR_PTR(-EBUSY);
+		job->slot_reserved = true;
+	}
 	/* The credit limit keeps jobs in flight below the ring's size. */
-	if (WARN_ON_ONCE(spyre_ring_space(READ_ONCE(q->head), q->tail) < SPYRE_RING_PER_JOB))
+	if (WARN_ON_ONCE(spyre_ring_space(READ_ONCE(q->head), q->tail) < SPYRE_RING_PER_JOB)) {
+		spyre_job_slot_release(job);
 		return ERR_PTR(-ENOSPC);
-	if (!drm_dev_enter(&sdev->drm, &idx))
+	}
+	if (!drm_dev_enter(&sdev->drm, &idx)) {
+		spyre_job_slot_release(job);
 		return ERR_PTR(-ENODEV);
+	}
 	/* Resubmitted after a reset: the old hardware fence is done with. */
 	dma_fence_put(job->hw_fence);
 	job->hw_fence = NULL;
 	f = kzalloc(sizeof(*f), GFP_KERNEL);
 	if (!f) {
 		drm_dev_exit(idx);
+		spyre_job_slot_release(job);
 		return ERR_PTR(-ENOMEM);
 	}
 
 	f->queue = q;
 	f->sfile = job->sfile;
 	f->call_index = q->tail;
-	if (job->sfile)
+	if (job->sfile) {
 		f->job_id = sched_job->s_fence->finished.seqno;
+		/* The hardware fence holds the context until it signals. */
+		f->slot_ctx = &job->sfile->ctx;
+		job->slot_reserved = false;
+		ctx_id = spyre_mmu_slot(f->slot_ctx);
+	}
 	dma_fence_init(&f->base, &spyre_hw_fence_ops, &q->fence_lock, q->fence_context,
 		       ++q->seqno);
-	spyre_ring_emit(q, SPYRE_OP_CALL, job->ctx_id, job->commands, job->command_count);
+	spyre_ring_emit(q, SPYRE_OP_CALL, ctx_id, job->commands, job->command_count);
 	spyre_ring_emit(q, SPYRE_OP_FENCE, SPYRE_KERNEL_FENCE_VA + q->index * sizeof(u64),
 			q->seqno, 0);
 
@@ -207,6 +258,15 @@ static struct dma_fence *spyre_job_run(struct drm_sched_job *sched_job)
 	return &f->base;
 }
 
+/* A job's hardware fence is done: its context may go to another file. */
+static void spyre_hw_fence_release_slot(struct spyre_hw_fence *f)
+{
+	if (f->slot_ctx) {
+		spyre_mmu_slot_put(f->slot_ctx);
+		f->slot_ctx = NULL;
+	}
+}
+
 /* Signal every fence whose seqno the card has written to the fence page. */
 void spyre_queue_signal(struct spyre_queue *q)
 {
@@ -220,6 +280,7 @@ void spyre_queue_signal(struct spyre_queue *q)
 			break;
 		list_del(&f->link);
 		WRITE_ONCE(q->head, spyre_ring_advance(f->call_index, SPYRE_RING_PER_JOB));
+		spyre_hw_fence_release_slot(f);
 		if (f->sfile)
 			atomic64_add(ktime_to_ns(ktime_sub(ktime_get(), f->start)),
 				     &f->sfile->busy_ns[q->index]);
@@ -238,6 +299,7 @@ void spyre_queue_cancel_inflight(struct spyre_queue *q, struct dma_fence *guilty
 	spin_lock_irqsave(&q->fence_lock, flags);
 	list_for_each_entry_safe(f, tmp, &q->inflight, link) {
 		list_del(&f->link);
+		spyre_hw_fence_release_slot(f);
 		dma_fence_set_error(&f->base, &f->base == guilty ? -ETIMEDOUT : -ECANCELED);
 		dma_fence_signal_locked(&f->base);
 		dma_fence_put(&f->base);
@@ -290,7 +352,7 @@ static bool spyre_queue_handle_error(struct spyre_queue *q, struct spyre_fault_r
 	u32 status = spyre_rd32(sdev, base + SPYRE_QREG_LAST_STATUS);
 	bool mmu = status == SPYRE_CMD_STATUS_MMU_FAULT;
 	bool ours = fault && fault->queue == q->index;
-	struct spyre_fault_record owner = { };
+	struct spyre_fault_record owner = { .ctx = U32_MAX };
 	struct spyre_hw_fence *f;
 	struct pid *pid = NULL;
 	unsigned long flags;
@@ -303,6 +365,7 @@ static bool spyre_queue_handle_error(struct spyre_queue *q, struct spyre_fault_r
 		if (f->sfile)
 			WRITE_ONCE(f->sfile->banned, true);
 		owner.job_id = f->job_id;
+		owner.ctx = f->sfile ? f->sfile->ctx.id : SPYRE_KERNEL_CTX;
 		if (mmu)
 			pid = spyre_fault_owner_pid(f);
 		break;
@@ -312,6 +375,7 @@ static bool spyre_queue_handle_error(struct spyre_queue *q, struct spyre_fault_r
 		spyre_fault_set_comm(&owner, pid);
 	if (ours) {
 		if (mmu) {
+			fault->ctx = owner.ctx;
 			fault->job_id = owner.job_id;
 			fault->pid = owner.pid;
 			memcpy(fault->comm, owner.comm, sizeof(fault->comm));
@@ -425,6 +489,7 @@ static void spyre_job_free(struct drm_sched_job *sched_job)
 }
 
 static const struct drm_sched_backend_ops spyre_sched_ops = {
+	.prepare_job = spyre_job_prepare,
 	.run_job = spyre_job_run,
 	.timedout_job = spyre_job_timedout,
 	.free_job = spyre_job_free,
@@ -507,11 +572,24 @@ err_fini:
 
 void spyre_queues_fini(struct spyre_device *sdev)
 {
+	struct drm_sched_job *job, *tmp;
 	int i;
 
 	drm_sched_entity_destroy(&sdev->kernel_entity);
-	for (i = 0; i < SPYRE_NUM_QUEUES; i++)
-		drm_sched_fini(&sdev->queues[i].sched);
+	for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
+		struct drm_gpu_scheduler *sched = &sdev->queues[i].sched;
+
+		/*
+		 * drm_sched_fini leaves behind finished jobs it had not freed
+		 * yet, with their buffers: free them (all are done by now).
+		 */
+		drm_sched_wqueue_stop(sched);
+		list_for_each_entry_safe(job, tmp, &sched->pending_list, list) {
+			list_del_init(&job->list);
+			spyre_job_free(job);
+		}
+		drm_sched_fini(sched);
+	}
 }
 
 int spyre_file_entities_init(struct spyre_file *sfile)
@@ -729,7 +807,6 @@ int spyre_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file
 		goto err_free_chain;
 	}
 	job->sfile = sfile;
-	job->ctx_id = sfile->ctx.id;
 	job->queue = &sdev->queues[args->queue];
 	job->commands = args->commands;
 	job->command_count = args->command_count;

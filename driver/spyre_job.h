@@ -16,6 +16,7 @@ struct drm_file;
 struct spyre_device;
 struct spyre_fault_record;
 struct spyre_file;
+struct spyre_mmu_ctx;
 
 /* Ring entries per hardware queue; each job takes two (CALL, FENCE). */
 #define SPYRE_RING_ENTRIES	256
@@ -50,6 +51,7 @@ struct spyre_hw_fence {
 	struct list_head link;
 	struct spyre_queue *queue;
 	struct spyre_file *sfile;		/* banned if the job fails */
+	struct spyre_mmu_ctx *slot_ctx;	/* holds a hardware context until done */
 	u32 call_index;			/* ring entry of the job's CALL */
 	u64 job_id;			/* SUBMIT's job_id, 0 for kernel jobs */
 	ktime_t start;			/* doorbell time, for fdinfo */
@@ -58,7 +60,8 @@ struct spyre_hw_fence {
 struct spyre_job {
 	struct drm_sched_job base;
 	struct spyre_file *sfile;	/* NULL for the kernel's own jobs */
-	u32 ctx_id;			/* MMU context its commands run in */
+	u32 ctx_id;			/* kernel jobs: the hardware context */
+	bool slot_reserved;		/* client jobs: a hardware context is held */
 	struct spyre_queue *queue;
 	u64 commands;
 	u32 command_count;

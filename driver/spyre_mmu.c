@@ -8,7 +8,9 @@
  */
 
 #include <linux/dma-mapping.h>
+#include <linux/dma-fence.h>
 #include <linux/io.h>
+#include <linux/slab.h>
 
 #include <drm/drm_drv.h>
 #include <drm/drm_print.h>
@@ -85,33 +87,212 @@ static u64 *spyre_mmu_leaf_table(struct spyre_mmu_ctx *ctx, u64 va)
 	return parent->cpu;
 }
 
-static void spyre_mmu_program(struct spyre_mmu_ctx *ctx, bool valid)
+/* Point hardware context @slot at @ctx's tables (or at none), then flush it. */
+static void spyre_slot_program(struct spyre_device *sdev, u32 slot, struct spyre_mmu_ctx *ctx)
 {
-	struct spyre_device *sdev = ctx->sdev;
-	u32 base = SPYRE_REG_CTX(ctx->id);
+	u32 base = SPYRE_REG_CTX(slot);
 	int idx;
 
+	lockdep_assert_held(&sdev->slot_lock);
 	if (!drm_dev_enter(&sdev->drm, &idx))
 		return;
-	spyre_wr32(sdev, base + SPYRE_CTXREG_ROOT_LO, lower_32_bits(ctx->root.dma));
-	spyre_wr32(sdev, base + SPYRE_CTXREG_ROOT_HI, upper_32_bits(ctx->root.dma));
-	spyre_wr32(sdev, base + SPYRE_CTXREG_CTRL, valid ? SPYRE_CTX_VALID : 0);
+	spyre_wr32(sdev, base + SPYRE_CTXREG_ROOT_LO, ctx ? lower_32_bits(ctx->root.dma) : 0);
+	spyre_wr32(sdev, base + SPYRE_CTXREG_ROOT_HI, ctx ? upper_32_bits(ctx->root.dma) : 0);
+	spyre_wr32(sdev, base + SPYRE_CTXREG_CTRL, ctx ? SPYRE_CTX_VALID : 0);
+	/* Table writes must reach memory before the card re-walks them. */
+	wmb();
+	spyre_wr32(sdev, SPYRE_REG_MMU_INVALIDATE, slot);
 	drm_dev_exit(idx);
-	spyre_mmu_invalidate(ctx);
+}
+
+static const char *spyre_slot_fence_name(struct dma_fence *f)
+{
+	return "spyre-context-slot";
+}
+
+static const struct dma_fence_ops spyre_slot_fence_ops = {
+	.get_driver_name = spyre_slot_fence_name,
+	.get_timeline_name = spyre_slot_fence_name,
+};
+
+void spyre_mmu_slots_init(struct spyre_device *sdev)
+{
+	spin_lock_init(&sdev->slot_lock);
+	init_waitqueue_head(&sdev->slot_idle);
+	INIT_LIST_HEAD(&sdev->slot_lru);
+	sdev->slot_fence_context = dma_fence_context_alloc(1);
+}
+
+/*
+ * Give @ctx a hardware context for one more job: the one it has, a free
+ * one, or the least recently used one whose jobs are all done.
+ */
+static int spyre_slot_get_locked(struct spyre_mmu_ctx *ctx)
+{
+	struct spyre_device *sdev = ctx->sdev;
+	struct spyre_mmu_ctx *victim;
+	u32 slot;
+
+	lockdep_assert_held(&sdev->slot_lock);
+	if (ctx->slot >= 0)
+		goto bound;
+	for (slot = SPYRE_KERNEL_CTX + 1; slot < SPYRE_NUM_CONTEXTS; slot++)
+		if (!sdev->slots[slot])
+			goto bind;
+	list_for_each_entry(victim, &sdev->slot_lru, lru) {
+		if (victim->slot_users)
+			continue;
+		slot = victim->slot;
+		victim->slot = -1;
+		list_del_init(&victim->lru);
+		goto bind;
+	}
+	return -EBUSY;
+
+bind:
+	sdev->slots[slot] = ctx;
+	ctx->slot = slot;
+	spyre_slot_program(sdev, slot, ctx);
+bound:
+	ctx->slot_users++;
+	list_move_tail(&ctx->lru, &sdev->slot_lru);
+	return 0;
+}
+
+/*
+ * Reserve a hardware context for a job of @ctx.  Returns 0, or -EBUSY with
+ * *@wait a fence that signals when one may have become free (every one
+ * is in use by jobs in flight), or -ENOMEM.
+ */
+int spyre_mmu_slot_reserve(struct spyre_mmu_ctx *ctx, struct dma_fence **wait)
+{
+	struct spyre_device *sdev = ctx->sdev;
+	struct dma_fence *spare = NULL;
+	unsigned long flags;
+	int ret;
+
+	*wait = NULL;
+	for (;;) {
+		spin_lock_irqsave(&sdev->slot_lock, flags);
+		ret = spyre_slot_get_locked(ctx);
+		if (ret && !sdev->slot_fence && spare) {
+			dma_fence_init(spare, &spyre_slot_fence_ops, &sdev->slot_lock,
+				       sdev->slot_fence_context, ++sdev->slot_fence_seqno);
+			sdev->slot_fence = spare;
+			spare = NULL;
+		}
+		if (ret && sdev->slot_fence)
+			*wait = dma_fence_get(sdev->slot_fence);
+		spin_unlock_irqrestore(&sdev->slot_lock, flags);
+		if (!ret || *wait)
+			break;
+		spare = kzalloc(sizeof(*spare), GFP_KERNEL);
+		if (!spare)
+			return -ENOMEM;
+	}
+	kfree(spare);
+	return ret;
+}
+
+/* Reserve without waiting: 0 or -EBUSY. */
+int spyre_mmu_slot_try(struct spyre_mmu_ctx *ctx)
+{
+	unsigned long flags;
+	int ret;
+
+	spin_lock_irqsave(&ctx->sdev->slot_lock, flags);
+	ret = spyre_slot_get_locked(ctx);
+	spin_unlock_irqrestore(&ctx->sdev->slot_lock, flags);
+	return ret;
+}
+
+/* The hardware context of @ctx, which holds a reservation. */
+u32 spyre_mmu_slot(struct spyre_mmu_ctx *ctx)
+{
+	return READ_ONCE(ctx->slot);
+}
+
+/* A job of @ctx is done with its hardware context (any context is fine). */
+void spyre_mmu_slot_put(struct spyre_mmu_ctx *ctx)
+{
+	struct spyre_device *sdev = ctx->sdev;
+	unsigned long flags;
+
+	spin_lock_irqsave(&sdev->slot_lock, flags);
+	if (!WARN_ON_ONCE(!ctx->slot_users) && !--ctx->slot_users) {
+		if (sdev->slot_fence) {
+			dma_fence_signal_locked(sdev->slot_fence);
+			dma_fence_put(sdev->slot_fence);
+			sdev->slot_fence = NULL;
+		}
+		wake_up_all(&sdev->slot_idle);
+	}
+	spin_unlock_irqrestore(&sdev->slot_lock, flags);
+}
+
+static bool spyre_mmu_ctx_is_idle(struct spyre_mmu_ctx *ctx)
+{
+	unsigned long flags;
+	bool idle;
+
+	spin_lock_irqsave(&ctx->sdev->slot_lock, flags);
+	idle = !ctx->slot_users;
+	spin_unlock_irqrestore(&ctx->sdev->slot_lock, flags);
+	return idle;
+}
+
+/*
+ * Wait until no job of @ctx is on the card.  A file's last job can finish
+ * before earlier ones (it fails at once when the card is being removed,
+ * while those wait for removal to cancel them): its address space must
+ * outlive them all.
+ */
+void spyre_mmu_ctx_wait_idle(struct spyre_mmu_ctx *ctx)
+{
+	wait_event(ctx->sdev->slot_idle, spyre_mmu_ctx_is_idle(ctx));
 }
 
 /* After a card reset: the tables are intact, the card forgot them. */
-void spyre_mmu_ctx_restore(struct spyre_mmu_ctx *ctx)
+void spyre_mmu_slots_restore(struct spyre_device *sdev)
 {
-	spyre_mmu_program(ctx, true);
+	unsigned long flags;
+	u32 slot;
+
+	spin_lock_irqsave(&sdev->slot_lock, flags);
+	for (slot = 0; slot < SPYRE_NUM_CONTEXTS; slot++)
+		if (sdev->slots[slot])
+			spyre_slot_program(sdev, slot, sdev->slots[slot]);
+	spin_unlock_irqrestore(&sdev->slot_lock, flags);
 }
 
+/* The card is gone: nothing will free a context, wake whoever waits. */
+void spyre_mmu_slots_fini(struct spyre_device *sdev)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&sdev->slot_lock, flags);
+	if (sdev->slot_fence) {
+		dma_fence_signal_locked(sdev->slot_fence);
+		dma_fence_put(sdev->slot_fence);
+		sdev->slot_fence = NULL;
+	}
+	spin_unlock_irqrestore(&sdev->slot_lock, flags);
+}
+
+/*
+ * A new address space.  The kernel's (@id 0) owns hardware context 0 for
+ * good; a client's gets one of the others only while it has jobs to run.
+ */
 int spyre_mmu_ctx_init(struct spyre_device *sdev, struct spyre_mmu_ctx *ctx, u32 id)
 {
+	unsigned long flags;
 	int ret;
 
 	ctx->sdev = sdev;
 	ctx->id = id;
+	ctx->slot = -1;
+	ctx->slot_users = 0;
+	INIT_LIST_HEAD(&ctx->lru);
 	mutex_init(&ctx->lock);
 	xa_init(&ctx->tables);
 	drm_mm_init(&ctx->va, SPYRE_VA_START, SPYRE_VA_END - SPYRE_VA_START);
@@ -121,16 +302,31 @@ int spyre_mmu_ctx_init(struct spyre_device *sdev, struct spyre_mmu_ctx *ctx, u32
 		mutex_destroy(&ctx->lock);
 		return ret;
 	}
-	spyre_mmu_program(ctx, true);
+	if (id == SPYRE_KERNEL_CTX) {
+		spin_lock_irqsave(&sdev->slot_lock, flags);
+		sdev->slots[SPYRE_KERNEL_CTX] = ctx;
+		ctx->slot = SPYRE_KERNEL_CTX;
+		spyre_slot_program(sdev, SPYRE_KERNEL_CTX, ctx);
+		spin_unlock_irqrestore(&sdev->slot_lock, flags);
+	}
 	return 0;
 }
 
 void spyre_mmu_ctx_fini(struct spyre_mmu_ctx *ctx)
 {
+	struct spyre_device *sdev = ctx->sdev;
 	struct spyre_pt *pt;
-	unsigned long key;
+	unsigned long key, flags;
 
-	spyre_mmu_program(ctx, false);
+	spin_lock_irqsave(&sdev->slot_lock, flags);
+	WARN_ON_ONCE(ctx->slot_users);
+	if (ctx->slot >= 0) {
+		sdev->slots[ctx->slot] = NULL;
+		spyre_slot_program(sdev, ctx->slot, NULL);
+		ctx->slot = -1;
+		list_del_init(&ctx->lru);
+	}
+	spin_unlock_irqrestore(&sdev->slot_lock, flags);
 	xa_for_each(&ctx->tables, key, pt) {
 		spyre_pt_free(ctx->sdev, pt);
 		kfree(pt);
@@ -141,16 +337,21 @@ void spyre_mmu_ctx_fini(struct spyre_mmu_ctx *ctx)
 	mutex_destroy(&ctx->lock);
 }
 
+/* Flush the card's cached translations of @ctx, if it has a context now. */
 void spyre_mmu_invalidate(struct spyre_mmu_ctx *ctx)
 {
+	struct spyre_device *sdev = ctx->sdev;
+	unsigned long flags;
 	int idx;
 
 	/* Table writes must reach memory before the card re-walks them. */
 	wmb();
-	if (!drm_dev_enter(&ctx->sdev->drm, &idx))
-		return;
-	spyre_wr32(ctx->sdev, SPYRE_REG_MMU_INVALIDATE, ctx->id);
-	drm_dev_exit(idx);
+	spin_lock_irqsave(&sdev->slot_lock, flags);
+	if (ctx->slot >= 0 && drm_dev_enter(&sdev->drm, &idx)) {
+		spyre_wr32(sdev, SPYRE_REG_MMU_INVALIDATE, ctx->slot);
+		drm_dev_exit(idx);
+	}
+	spin_unlock_irqrestore(&sdev->slot_lock, flags);
 }
 
 static int spyre_mmu_set_range(struct spyre_mmu_ctx *ctx, u64 va, u64 addr, u64 size,

@@ -9,6 +9,7 @@
 #include <linux/xarray.h>
 #include <drm/drm_mm.h>
 
+struct dma_fence;
 struct spyre_device;
 
 /* Client buffers live in [SPYRE_VA_START, SPYRE_VA_END). */
@@ -23,10 +24,18 @@ struct spyre_pt {
 	dma_addr_t dma;
 };
 
-/* One device address space, programmed into a hardware context slot. */
+/*
+ * One device address space.  The card has SPYRE_NUM_CONTEXTS hardware
+ * contexts ("slots"); a client's address space is bound to one while it
+ * has jobs on the card, and may lose it to another when it has none.
+ */
 struct spyre_mmu_ctx {
 	struct spyre_device *sdev;
-	u32 id;				/* hardware context, 0 = the kernel's */
+	u32 id;				/* address space number, 0 = the kernel's */
+	/* slot, slot_users and lru are under sdev->slot_lock */
+	int slot;			/* hardware context, -1 when unbound */
+	u32 slot_users;			/* jobs holding the slot */
+	struct list_head lru;		/* in sdev->slot_lru while bound */
 	/* Protects tables and va */
 	struct mutex lock;
 	struct spyre_pt root;
@@ -52,7 +61,14 @@ int spyre_mmu_map(struct spyre_mmu_ctx *ctx, struct drm_mm_node *node,
 		  const struct spyre_mmu_backing *backing, u64 fixed_va);
 void spyre_mmu_unmap(struct spyre_mmu_ctx *ctx, struct drm_mm_node *node);
 void spyre_mmu_invalidate(struct spyre_mmu_ctx *ctx);
-void spyre_mmu_ctx_restore(struct spyre_mmu_ctx *ctx);
+void spyre_mmu_slots_init(struct spyre_device *sdev);
+void spyre_mmu_slots_restore(struct spyre_device *sdev);
+void spyre_mmu_slots_fini(struct spyre_device *sdev);
+int spyre_mmu_slot_reserve(struct spyre_mmu_ctx *ctx, struct dma_fence **wait);
+int spyre_mmu_slot_try(struct spyre_mmu_ctx *ctx);
+u32 spyre_mmu_slot(struct spyre_mmu_ctx *ctx);
+void spyre_mmu_slot_put(struct spyre_mmu_ctx *ctx);
+void spyre_mmu_ctx_wait_idle(struct spyre_mmu_ctx *ctx);
 
 /* Pure helpers, exported for KUnit. */
 unsigned int spyre_pt_index(u64 va, int level);

@@ -27,7 +27,7 @@
 #define DEPTH		3		/* jobs in flight per process */
 #define JOB_BYTES	(64u << 10)
 
-static int seconds = 15;
+static int seconds = 15;	/* the eight-process test; the many-files one half */
 
 static double now_s(void)
 {
@@ -164,29 +164,45 @@ static int worker(int proc, uint64_t *result)
 	return checked == job && checked > 0 ? 0 : 14;
 }
 
+/*
+ * Run @fn in @procs processes at once; each writes its checked job count
+ * to @counts[p].  Returns how many processes failed.
+ */
+static int run_processes(int procs, int (*fn)(int, uint64_t *), uint64_t *counts)
+{
+	pid_t pids[PROCS];
+	int status, failed = 0;
+
+	if (getenv("SPYRE_STRESS_SECONDS") && atoi(getenv("SPYRE_STRESS_SECONDS")) > 0)
+		seconds = atoi(getenv("SPYRE_STRESS_SECONDS"));
+	fflush(stdout);
+	for (int p = 0; p < procs; p++) {
+		pids[p] = fork();
+		if (pids[p] < 0)
+			return procs - p;
+		if (pids[p] == 0)
+			_exit(fn(p, &counts[p]));
+	}
+	for (int p = 0; p < procs; p++) {
+		if (waitpid(pids[p], &status, 0) != pids[p] || !WIFEXITED(status) ||
+		    WEXITSTATUS(status)) {
+			printf("  # process %d: status %#x\n", p, status);
+			failed++;
+		}
+	}
+	return failed;
+}
+
 TEST(eight_processes_every_result_checked)
 {
 	uint64_t *counts = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 				-1, 0);
 	uint64_t total = 0;
-	pid_t pids[PROCS];
 	double t0 = now_s();
-	int status;
 
 	ASSERT_TRUE(counts != MAP_FAILED);
-	if (getenv("SPYRE_STRESS_SECONDS") && atoi(getenv("SPYRE_STRESS_SECONDS")) > 0)
-		seconds = atoi(getenv("SPYRE_STRESS_SECONDS"));
-	fflush(stdout);
+	EXPECT_EQ(run_processes(PROCS, worker, counts), 0);
 	for (int p = 0; p < PROCS; p++) {
-		pids[p] = fork();
-		ASSERT_TRUE(pids[p] >= 0);
-		if (pids[p] == 0)
-			_exit(worker(p, &counts[p]));
-	}
-	for (int p = 0; p < PROCS; p++) {
-		ASSERT_EQ(waitpid(pids[p], &status, 0), pids[p]);
-		EXPECT_TRUE(WIFEXITED(status));
-		EXPECT_EQ(WEXITSTATUS(status), 0);
 		EXPECT_TRUE(counts[p] > 0);
 		total += counts[p];
 	}
@@ -195,6 +211,83 @@ TEST(eight_processes_every_result_checked)
 	for (int p = 0; p < PROCS; p++)
 		printf("%s%llu", p ? " " : "", (unsigned long long)counts[p]);
 	printf(")\n");
+	munmap(counts, 4096);
+}
+
+/*
+ * More open files than the card has client contexts (15), all with jobs in
+ * flight at once: contexts are bound at run time and handed from file to
+ * file, and every job still runs in its own address space.
+ */
+#define FILES_PER_PROC	10
+#define FILE_PROCS	4
+
+static int many_files(int proc, uint64_t *result)
+{
+	struct { int fd; struct bo src, dst, cmd; uint32_t so; } f[FILES_PER_PROC];
+	double end = now_s() + seconds / 2.0;
+	uint64_t rounds = 0;
+
+	for (int i = 0; i < FILES_PER_PROC; i++) {
+		struct drm_syncobj_create c = { 0 };
+
+		f[i].fd = open("/dev/accel/accel0", O_RDWR | O_CLOEXEC);
+		if (f[i].fd < 0 || bo_new(f[i].fd, JOB_BYTES, 0, &f[i].src) ||
+		    bo_new(f[i].fd, JOB_BYTES, 0, &f[i].dst) || bo_new(f[i].fd, 4096, 0, &f[i].cmd) ||
+		    xioctl(f[i].fd, DRM_IOCTL_SYNCOBJ_CREATE, &c))
+			return 20;
+		f[i].so = c.handle;
+		cmd_put(f[i].cmd.map, 0, SPYRE_OP_DMA_COPY, f[i].src.va, f[i].dst.va, JOB_BYTES);
+	}
+	do {
+		for (int i = 0; i < FILES_PER_PROC; i++) {
+			uint64_t *src = f[i].src.map, p = pattern_of(proc * FILES_PER_PROC + i, rounds);
+			uint32_t bos[] = { f[i].src.handle, f[i].dst.handle, f[i].cmd.handle };
+
+			for (uint32_t w = 0; w < JOB_BYTES / 8; w++)
+				src[w] = p + w;
+			memset(f[i].dst.map, 0, JOB_BYTES);
+			if (submit(f[i].fd, i % DRM_SPYRE_NUM_QUEUES, f[i].cmd.va, 1, bos, 3, f[i].so))
+				return 21;
+		}
+		for (int i = 0; i < FILES_PER_PROC; i++) {
+			struct drm_spyre_bo_wait w = { .handle = f[i].dst.handle };
+			struct timespec ts;
+
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			w.timeout_ns = (ts.tv_sec + 60) * 1000000000ll + ts.tv_nsec;
+			if (xioctl(f[i].fd, DRM_IOCTL_SPYRE_BO_WAIT, &w) ||
+			    w.job_status != DRM_SPYRE_JOB_STATUS_SUCCESS) {
+				printf("  # proc %d file %d: status %u\n", proc, i, w.job_status);
+				return 22;
+			}
+			if (memcmp(f[i].src.map, f[i].dst.map, JOB_BYTES)) {
+				printf("  # proc %d file %d round %llu: wrong data\n", proc, i,
+				       (unsigned long long)rounds);
+				return 23;
+			}
+		}
+		rounds++;
+	} while (now_s() < end);
+	for (int i = 0; i < FILES_PER_PROC; i++)
+		close(f[i].fd);
+	*result = rounds * FILES_PER_PROC;
+	return 0;
+}
+
+TEST(forty_files_share_fifteen_hardware_contexts)
+{
+	uint64_t *counts = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+				-1, 0);
+	uint64_t total = 0;
+
+	ASSERT_TRUE(counts != MAP_FAILED);
+	EXPECT_EQ(run_processes(FILE_PROCS, many_files, counts), 0);
+	for (int p = 0; p < FILE_PROCS; p++)
+		total += counts[p];
+	printf("  # %d files: %llu jobs checked\n", FILE_PROCS * FILES_PER_PROC,
+	       (unsigned long long)total);
+	EXPECT_TRUE(total >= FILE_PROCS * FILES_PER_PROC);
 	munmap(counts, 4096);
 }
 
