@@ -162,7 +162,7 @@ $(B)/tests/host/test_engine_corpus_san: tests/host/test_engine_corpus.c $(FUZZ_O
 	$(CC) $(ENGINE_CFLAGS) $(SAN) -D_DEFAULT_SOURCE -Itests/fuzz $< tests/fuzz/fuzz_engine_loader.c \
 		$(ENGINE_SAN_OBJS) -o $@ -lm
 
-# Fuzzing the engine's loader with libFuzzer (clang): `make fuzz` runs it
+# Fuzzing the engine's loader with libFuzzer (clang): `make fuzz-engine` runs it
 # for FUZZ_SECONDS and merges what it found into tests/fuzz/corpus;
 # `make fuzz-seeds` rewrites the seed programs.
 FUZZ_CC ?= clang
@@ -180,7 +180,12 @@ $(B)/fuzz/make-seeds: tests/fuzz/make-seeds.c include/spyre_program_builder.h
 fuzz-seeds: $(B)/fuzz/make-seeds
 	$< tests/fuzz/corpus
 
-fuzz: $(B)/fuzz/fuzz_engine_loader
+# `make fuzz` runs both fuzzers, each for FUZZ_SECONDS: the engine's loader
+# (fuzz-engine) and the driver's ioctls in the debug guest (fuzz-driver).
+.PHONY: fuzz fuzz-engine
+fuzz: fuzz-engine fuzz-driver
+
+fuzz-engine: $(B)/fuzz/fuzz_engine_loader
 	@mkdir -p $(B)/fuzz/found
 	$< -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 $(B)/fuzz/found tests/fuzz/corpus
 	$< -merge=1 tests/fuzz/corpus $(B)/fuzz/found
