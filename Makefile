@@ -245,6 +245,12 @@ $(B)/bench/model-bench: tests/bench/model-bench.c $(ENGINE_TEST_HDRS) $(ENGINE_O
 	@mkdir -p $(@D)
 	$(CC) $(ENGINE_CFLAGS) -D_DEFAULT_SOURCE -Itests/host $< $(ENGINE_OBJS) -o $@ -lm -pthread
 
+# Host cost of emulating the decoder example's kernels (op library + engine).
+$(B)/bench/ops-bench: tests/bench/ops-bench.c $(ENGINE_TEST_HDRS) $(OPS_GEN_SRCS:%.c=$(B)/obj/%.o) \
+		$(ENGINE_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(OPS_TEST_FLAGS) $< $(OPS_GEN_SRCS:%.c=$(B)/obj/%.o) $(ENGINE_OBJS) -o $@ -lm -pthread
+
 $(B)/bench/dma-bench: tests/bench/dma-bench.c include/spyre_regs.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $< -o $@
@@ -271,7 +277,7 @@ check: all debug qtest
 
 # Benchmarks: a table on stdout, results in build/bench/results.json.
 bench: qemu $(B)/bench/dma-bench $(B)/bench/engine-bench $(B)/bench/openblas-ref \
-	$(B)/bench/model-bench
+	$(B)/bench/model-bench $(B)/bench/ops-bench
 	@scripts/bench.sh
 
 shell: all
