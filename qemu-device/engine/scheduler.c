@@ -45,6 +45,7 @@ struct stream_run {
 	uint64_t src_base, dst_base;	/* DRAM endpoints: argument + offset */
 	uint64_t done_at;		/* when the last stick left */
 	int64_t src_next, dst_next;	/* scratchpad patterns: where a run would go on */
+	uint32_t reader;		/* the agent taking sticks out of the FIFO */
 };
 
 enum agent_kind { AGENT_SRC, AGENT_DST, AGENT_OP };
@@ -68,6 +69,10 @@ struct core_run {
 	uint64_t port_free[2];		/* scratchpad ports: SPAD_READ, SPAD_WRITE */
 	unsigned first_agent, num_agents;
 	uint32_t linked;		/* slots sharing a ring stream with this one */
+	/* Agents eval_after() re-evaluates for other cores' firings (link_agents). */
+	unsigned num_senders, num_wport;
+	uint16_t senders[SPK_MAX_STREAMS];	/* ring senders into this core */
+	uint16_t wport[2 * SPK_MAX_STREAMS];	/* stream agents using the write port */
 };
 
 /* FIFO slots first .. first + n - 1 (wrapping) of a core's stream. */
@@ -648,18 +653,70 @@ static void agent_eval(struct run *r, unsigned i)
 	agentq_set(&r->queue, a->dram, i, ready ? t : AGENTQ_NEVER);
 }
 
-/* After a firing on core slot s: its agents and its ring partners'. */
-static void eval_after(struct run *r, unsigned s)
+/*
+ * Which agents other cores' firings can change (eval_after): the ring
+ * senders into each core, the agent that takes sticks out of each FIFO,
+ * and the stream agents that wait for a core's scratchpad write port.
+ */
+static void link_agents(struct run *r)
 {
-	uint32_t slots = r->cores[s].linked | 1u << s;
+	for (unsigned i = 0; i < r->num_agents; i++) {
+		const struct agent *a = &r->agents[i];
+		struct core_run *cr = &r->cores[a->slot], *rc;
+		const struct op_desc *op;
+		struct stream_run *s, *rs;
+		bool port[2];
 
-	for (unsigned c = 0; c < r->prog->num_cores; c++) {
-		const struct core_run *cr = &r->cores[c];
-
-		if (!(slots & (1u << c)))
+		if (a->kind == AGENT_OP) {
+			op = &cr->prog->ops[a->index];
+			for (unsigned j = 0; j < op->num_in; j++)
+				cr->streams[op->in[j]].reader = i;
 			continue;
-		for (unsigned i = cr->first_agent; i < cr->first_agent + cr->num_agents; i++)
-			agent_eval(r, i);
+		}
+		s = &cr->streams[a->index];
+		stream_ports(s->desc, a->kind == AGENT_SRC, port);
+		if (port[SPAD_WRITE])
+			cr->wport[cr->num_wport++] = (uint16_t)i;
+		if (a->kind != AGENT_DST)
+			continue;
+		s->reader = i;
+		/* One sender a receiving stream, never on its own core (loader.c). */
+		for (unsigned c = 0; s->desc->dst.kind == SPK_EP_RING &&
+				     (rs = next_receiver(r, s->desc, &c, &rc)); c++)
+			rc->senders[rc->num_senders++] = (uint16_t)i;
+	}
+}
+
+/*
+ * After agent a fired, the agents whose readiness (agent_eval) may have
+ * changed: every agent of a's core; the ring senders into that core (they
+ * wait for room in its FIFOs); and when a sent over the ring, on each
+ * receiving core the agent taking sticks out of the receiving FIFO and,
+ * if the sticks went through that core's scratchpad write port, the
+ * stream agents waiting for that port.  Nothing else they read changed.
+ */
+static void eval_after(struct run *r, const struct agent *a)
+{
+	const struct core_run *cr = &r->cores[a->slot];
+	const struct stream_desc *d;
+	const struct stream_run *rs;
+	struct core_run *rc;
+
+	for (unsigned i = cr->first_agent; i < cr->first_agent + cr->num_agents; i++)
+		agent_eval(r, i);
+	for (unsigned k = 0; k < cr->num_senders; k++)
+		agent_eval(r, cr->senders[k]);
+	if (a->kind != AGENT_DST)
+		return;
+	d = cr->streams[a->index].desc;
+	if (d->dst.kind != SPK_EP_RING)
+		return;
+	/* The loader made each receiver a stream of another core. */
+	for (unsigned c = 0; (rs = next_receiver(r, d, &c, &rc)); c++) {
+		agent_eval(r, rs->reader);
+		if (rs->desc->dst.kind == SPK_EP_OP)
+			for (unsigned k = 0; k < rc->num_wport; k++)
+				agent_eval(r, rc->wport[k]);
 	}
 }
 
@@ -699,6 +756,7 @@ static bool agent_touches(const struct run *r, const struct agent *a, unsigned s
 
 static enum spyre_engine_status run_loop(struct run *r)
 {
+	link_agents(r);
 	for (unsigned i = 0; i < r->num_agents; i++)
 		agent_eval(r, i);
 	for (;;) {
@@ -724,7 +782,7 @@ static enum spyre_engine_status run_loop(struct run *r)
 			fire_op(r, best, t);
 		if (st)
 			return st;
-		eval_after(r, best->slot);
+		eval_after(r, best);
 	}
 }
 
