@@ -83,11 +83,23 @@ struct spyre_engine_config {
 	struct spyre_timing_params timing;
 };
 
-/* Device memory as the engine sees it: 0 on success, non-zero fails the run. */
+/*
+ * Device memory as the engine sees it: read and write return 0 on success,
+ * non-zero fails the run.
+ *
+ * map (optional, may be NULL) returns a host pointer to the len bytes at
+ * addr when they are one readable host range, else NULL (never an error:
+ * the engine then calls read, which reports it).  The engine may read
+ * through the pointer until the run returns instead of copying the bytes
+ * when a stream takes them, so the bytes must stay there, changed only by
+ * the run's own writes (the engine maps each write's range too, and
+ * copies what it still needs from a range before writing over it).
+ */
 struct spyre_engine_mem {
 	void *opaque;
 	int (*read)(void *opaque, uint64_t addr, void *buf, size_t len);
 	int (*write)(void *opaque, uint64_t addr, const void *buf, size_t len);
+	const void *(*map)(void *opaque, uint64_t addr, size_t len);
 };
 
 /* Where a failure was found, for logs and tests. */

@@ -121,14 +121,21 @@ size_t op_thread_floats(const struct op_desc *op)
 bool op_matmul_fire(const struct op_env *env, const struct op_desc *op, uint32_t firing,
 		    const uint8_t *a, const uint8_t *b, uint8_t *out, float *acc, float *tmp)
 {
+	return op_matmul_fire_rows(env, op, firing, a, 0, b, 0, out, acc, tmp);
+}
+
+bool op_matmul_fire_rows(const struct op_env *env, const struct op_desc *op, uint32_t firing,
+			 const uint8_t *a, size_t a_row, const uint8_t *b, size_t b_row,
+			 uint8_t *out, float *acc, float *tmp)
+{
 	uint32_t m = op->rows, k = op->k, n = op->row_elems;
 	uint32_t step = firing % op->k_steps;
 	bool emit = step == op->k_steps - 1;
 	struct matmul_job job = {
 		.isa = gemm_isa(env->simd), .a = a, .b = b,
 		.out = emit ? out : NULL,
-		.a_row = (size_t)sticks_for(k, op->dtype_in) * STICK_BYTES,
-		.b_row = (size_t)sticks_for(n, op->dtype_in) * STICK_BYTES,
+		.a_row = a_row ? a_row : (size_t)sticks_for(k, op->dtype_in) * STICK_BYTES,
+		.b_row = b_row ? b_row : (size_t)sticks_for(n, op->dtype_in) * STICK_BYTES,
 		.c_row = (size_t)sticks_for(n, op->dtype_out) * STICK_BYTES,
 		.ldc = (size_t)sticks_for(n, SPK_DT_FP32) * 32,
 		.b_elem = op->dtype_in == SPK_DT_FP32 ? 4 : 2,

@@ -50,5 +50,13 @@ bool op_fire(const struct op_env *env, const struct op_desc *op, uint32_t firing
 size_t op_matmul_tmp_floats(const struct op_desc *op);
 bool op_matmul_fire(const struct op_env *env, const struct op_desc *op, uint32_t firing,
 		    const uint8_t *a, const uint8_t *b, uint8_t *out, float *acc, float *tmp);
+/*
+ * The same with A's rows a_row bytes apart and B's b_row (0: packed, one
+ * row after another in whole sticks), for inputs read where they lie in
+ * device memory.
+ */
+bool op_matmul_fire_rows(const struct op_env *env, const struct op_desc *op, uint32_t firing,
+			 const uint8_t *a, size_t a_row, const uint8_t *b, size_t b_row,
+			 uint8_t *out, float *acc, float *tmp);
 
 #endif /* SPYRE_ENGINE_OPS_H */

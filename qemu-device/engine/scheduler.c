@@ -36,6 +36,14 @@ struct fifo {
 	uint64_t *ready;		/* when the stick in a slot arrived */
 	uint64_t *freed;		/* when a slot was last emptied */
 	uint64_t last_ready, last_freed;	/* keep both monotone in FIFO order */
+	/*
+	 * Lazy FIFOs (a DRAM source feeding a matmul, with mem->map): where
+	 * each slot's stick lies in mapped device memory, or NULL when it is
+	 * in the slot; lazy_lo .. lazy_hi bounds the host range of the mapped
+	 * sticks still queued.  NULL src: every stick is in its slot.
+	 */
+	const uint8_t **src;
+	uintptr_t lazy_lo, lazy_hi;
 };
 
 struct stream_run {
@@ -101,6 +109,9 @@ struct run {
 	int busy_slot;			/* -1: none */
 	unsigned busy_num;
 	struct slot_range busy_use[4];
+	uintptr_t busy_lo, busy_hi;	/* mapped device memory it reads, if any */
+	struct fifo **lazy;		/* the lazy FIFOs */
+	unsigned num_lazy;
 };
 
 static inline uint64_t max_u64(uint64_t a, uint64_t b)
@@ -163,9 +174,81 @@ static void fifo_pop(struct stream_run *s, uint32_t n, uint64_t freed)
 	fifo_set_times(f->freed, f->cap, f->head, n, f->last_freed);
 	f->head = (f->head + n) % f->cap;
 	f->count -= n;
+	if (f->src && !f->count) {	/* nothing mapped is queued */
+		f->lazy_lo = UINTPTR_MAX;
+		f->lazy_hi = 0;
+	}
 	s->left += n;
 	if (stream_done(s))
 		s->done_at = f->last_freed;
+}
+
+/*
+ * Copy the mapped sticks among the n slots from the front of a lazy FIFO
+ * into their slots (runs contiguous at both ends in one memcpy).  When n
+ * covers every queued stick, nothing queued is mapped any more.
+ */
+static void fifo_materialize(struct fifo *f, uint32_t n)
+{
+	uint32_t i = 0;
+
+	while (i < n) {
+		uint32_t pos = (f->head + i) % f->cap, run = 1;
+		const uint8_t *p = f->src[pos];
+
+		if (!p) {
+			i++;
+			continue;
+		}
+		while (i + run < n && pos + run < f->cap &&
+		       f->src[pos + run] == p + (size_t)run * STICK_BYTES)
+			run++;
+		memcpy(f->base + (size_t)pos * STICK_BYTES, p, (size_t)run * STICK_BYTES);
+		for (uint32_t j = 0; j < run; j++)
+			f->src[pos + j] = NULL;
+		i += run;
+	}
+	if (n == f->count) {
+		f->lazy_lo = UINTPTR_MAX;
+		f->lazy_hi = 0;
+	}
+}
+
+static inline bool ranges_meet(uintptr_t lo, uintptr_t hi, uintptr_t lo2, uintptr_t hi2)
+{
+	return lo < hi2 && lo2 < hi;
+}
+
+/*
+ * Before the run writes len bytes of device memory at addr: a deferred
+ * firing reading mapped memory there is finished, and queued sticks of
+ * lazy FIFOs mapped there are copied into their slots, so they keep the
+ * bytes they had when they entered.  Where the write lands is found by
+ * mapping it; when it cannot be mapped, everything is assumed to meet it.
+ */
+static void before_write(struct run *r, uint64_t addr, size_t len)
+{
+	const uint8_t *p;
+	uintptr_t lo, hi;
+	bool any;
+
+	if (!r->num_lazy)
+		return;
+	p = r->mem->map(r->mem->opaque, addr, len);
+	any = !p;
+	lo = (uintptr_t)p;
+	hi = lo + len;
+	if (r->busy_slot >= 0 && r->busy_lo < r->busy_hi &&
+	    (any || ranges_meet(lo, hi, r->busy_lo, r->busy_hi))) {
+		pool_finish(r->env.pool);
+		r->busy_slot = -1;
+	}
+	for (unsigned i = 0; i < r->num_lazy; i++) {
+		struct fifo *f = r->lazy[i];
+
+		if (f->lazy_lo < f->lazy_hi && (any || ranges_meet(lo, hi, f->lazy_lo, f->lazy_hi)))
+			fifo_materialize(f, f->count);
+	}
 }
 
 /* Byte offset of stick `index` of a pattern, from its offset. */
@@ -367,7 +450,7 @@ static uint8_t *spad_at(struct core_run *cr, const struct endpoint *ep, uint32_t
  */
 static enum spyre_engine_status move_sticks(struct run *r, struct agent *a,
 					    struct core_run *cr, const struct endpoint *ep,
-					    uint64_t base, const struct fifo *f, uint32_t slot,
+					    uint64_t base, struct fifo *f, uint32_t slot,
 					    uint32_t first, uint32_t n, bool to_fifo, bool coalesce,
 					    uint32_t *runs, int64_t *next)
 {
@@ -403,9 +486,27 @@ static enum spyre_engine_status move_sticks(struct run *r, struct agent *a,
 			memcpy(to_fifo ? fifo : sp, to_fifo ? sp : fifo, bytes);
 		} else {
 			uint64_t addr = base + (uint64_t)off;
-			int rc = to_fifo ? r->mem->read(r->mem->opaque, addr, fifo, bytes) :
-					   r->mem->write(r->mem->opaque, addr, fifo, bytes);
+			int rc;
 
+			if (to_fifo && f->src) {
+				/* A lazy FIFO keeps where the sticks lie, if they are mapped. */
+				const uint8_t *p = r->mem->map(r->mem->opaque, addr, bytes);
+
+				for (uint32_t j = 0; j < run; j++)
+					f->src[pos + j] = p ? p + (size_t)j * STICK_BYTES : NULL;
+				if (p) {
+					if ((uintptr_t)p < f->lazy_lo)
+						f->lazy_lo = (uintptr_t)p;
+					if ((uintptr_t)p + bytes > f->lazy_hi)
+						f->lazy_hi = (uintptr_t)p + bytes;
+					i += run;
+					continue;
+				}
+			}
+			if (!to_fifo)
+				before_write(r, addr, bytes);
+			rc = to_fifo ? r->mem->read(r->mem->opaque, addr, fifo, bytes) :
+				       r->mem->write(r->mem->opaque, addr, fifo, bytes);
 			if (rc && run == 1)
 				return mem_fail(r, a, addr, to_fifo ? "read" : "write");
 			if (rc)		/* find the stick that fails */
@@ -553,6 +654,42 @@ static const uint8_t *fifo_front(const struct fifo *f, uint32_t n, uint8_t **spa
 	return dst;
 }
 
+/*
+ * Whether the first n sticks of lazy FIFO f are all mapped, as rows of
+ * row_sticks contiguous sticks at a constant positive distance: then a
+ * matmul reads them where they lie, from *p with rows *row bytes apart.
+ */
+static bool fifo_rows(const struct fifo *f, uint32_t n, uint32_t row_sticks,
+		      const uint8_t **p, size_t *row)
+{
+	const uint8_t *const *src = f->src;
+	uintptr_t p0 = (uintptr_t)src[f->head], stride = 0;
+	uint32_t rows = n / row_sticks, pos = f->head;
+
+	if (!p0)
+		return false;
+	if (rows > 1) {
+		uintptr_t p1 = (uintptr_t)src[(f->head + row_sticks) % f->cap];
+
+		if (p1 <= p0)
+			return false;
+		stride = p1 - p0;
+	}
+	for (uint32_t i = 0; i < rows; i++) {
+		uintptr_t want = p0 + i * stride;
+
+		for (uint32_t j = 0; j < row_sticks; j++, want += STICK_BYTES) {
+			if ((uintptr_t)src[pos] != want)
+				return false;
+			if (++pos == f->cap)
+				pos = 0;
+		}
+	}
+	*p = src[f->head];
+	*row = stride;
+	return true;
+}
+
 static void fire_op(struct run *r, struct agent *a, uint64_t t)
 {
 	struct core_run *cr = &r->cores[a->slot];
@@ -561,15 +698,38 @@ static void fire_op(struct run *r, struct agent *a, uint64_t t)
 	struct fifo *of = &out->fifo;
 	unsigned core = cr->prog->core;
 	const uint8_t *in[3] = { NULL, NULL, NULL };
+	size_t row[3] = { 0, 0, 0 };	/* matmul inputs read in device memory: */
+	bool mapped[3] = { false, false, false };	/* rows this far apart */
 	uint8_t *spare = r->gather, *out_buf;
 	uint32_t out_pos = (of->head + of->count) % of->cap;
 	bool direct = out_pos + op->out_sticks <= of->cap;
 	float *acc = NULL;
-	bool on_pe;
+	bool on_pe, emitted;
 	uint64_t end = t + timing_op_ticks(r->t, op, &on_pe);
 
-	for (unsigned i = 0; i < op->num_in; i++)
-		in[i] = fifo_front(&cr->streams[op->in[i]].fifo, op->in_sticks[i], &spare);
+	r->busy_lo = UINTPTR_MAX;
+	r->busy_hi = 0;
+	for (unsigned i = 0; i < op->num_in; i++) {
+		struct fifo *f = &cr->streams[op->in[i]].fifo;
+
+		if (f->src) {
+			/* A's rows are K elements, B's N (only matmuls have lazy inputs). */
+			uint32_t rs = sticks_for(i ? op->row_elems : op->k, op->dtype_in);
+
+			if (fifo_rows(f, op->in_sticks[i], rs, &in[i], &row[i])) {
+				uintptr_t lo = (uintptr_t)in[i];
+				uintptr_t hi = lo + (op->in_sticks[i] / rs - 1) * row[i] +
+					       (size_t)rs * STICK_BYTES;
+
+				r->busy_lo = lo < r->busy_lo ? lo : r->busy_lo;
+				r->busy_hi = hi > r->busy_hi ? hi : r->busy_hi;
+				mapped[i] = true;
+				continue;
+			}
+			fifo_materialize(f, op->in_sticks[i]);
+		}
+		in[i] = fifo_front(f, op->in_sticks[i], &spare);
+	}
 	/* Output straight into the FIFO's free slots when they do not wrap. */
 	out_buf = direct ? of->base + (size_t)out_pos * STICK_BYTES : spare;
 	if (op->opcode == SPK_OPC_MATMUL) {
@@ -581,14 +741,22 @@ static void fire_op(struct run *r, struct agent *a, uint64_t t)
 	if (r->env.defer) {
 		r->busy_slot = (int)a->slot;
 		r->busy_num = 0;
+		/* The FIFO slots it reads: not those of inputs read in device memory. */
 		for (unsigned i = 0; i < op->num_in; i++)
-			r->busy_use[r->busy_num++] = (struct slot_range){
-				op->in[i], cr->streams[op->in[i]].fifo.head, op->in_sticks[i] };
+			if (!mapped[i])
+				r->busy_use[r->busy_num++] = (struct slot_range){
+					op->in[i], cr->streams[op->in[i]].fifo.head,
+					op->in_sticks[i] };
 		if (op_emits(op, a->fired))
 			r->busy_use[r->busy_num++] = (struct slot_range){ op->out, out_pos,
 									  op->out_sticks };
 	}
-	if (op_fire(&r->env, op, a->fired, in, out_buf, acc, r->tmp)) {
+	if (op->opcode == SPK_OPC_MATMUL)
+		emitted = op_matmul_fire_rows(&r->env, op, a->fired, in[0], row[0], in[1], row[1],
+					      out_buf, acc, r->tmp);
+	else
+		emitted = op_fire(&r->env, op, a->fired, in, out_buf, acc, r->tmp);
+	if (emitted) {
 		if (!direct) {
 			uint32_t first = of->cap - out_pos;
 
@@ -806,6 +974,23 @@ static enum spyre_engine_status bind_endpoint(struct run *r, const struct core_p
 	return SPYRE_ENGINE_OK;
 }
 
+/*
+ * Whether stream i of a core is lazy: from DRAM into a matmul, with a map
+ * callback, so the matmul can read the sticks where they lie.
+ */
+static bool stream_lazy(const struct run *r, const struct core_program *cp, unsigned i)
+{
+	const struct stream_desc *d = &cp->streams[i];
+
+	if (!r->mem->map || d->src.kind != SPK_EP_DRAM || d->dst.kind != SPK_EP_OP)
+		return false;
+	for (unsigned o = 0; o < cp->num_ops; o++)
+		for (unsigned j = 0; j < cp->ops[o].num_in; j++)
+			if (cp->ops[o].in[j] == i)
+				return cp->ops[o].opcode == SPK_OPC_MATMUL;
+	return false;
+}
+
 /* Scratchpad a core's run needs: its reservation plus what it declares. */
 static size_t core_spad_bytes(const struct spyre_program *prog, const struct core_program *cp)
 {
@@ -844,6 +1029,12 @@ static enum spyre_engine_status setup_core(struct run *r, unsigned slot, const u
 		s->src_next = s->dst_next = INT64_MIN;
 		memset(s->fifo.ready, 0, s->fifo.cap * sizeof(uint64_t));
 		memset(s->fifo.freed, 0, s->fifo.cap * sizeof(uint64_t));
+		if (stream_lazy(r, cp, i)) {
+			s->fifo.src = arena_alloc(r->arena, s->fifo.cap * sizeof(*s->fifo.src));
+			s->fifo.lazy_lo = UINTPTR_MAX;
+			s->fifo.lazy_hi = 0;
+			r->lazy[r->num_lazy++] = &s->fifo;
+		}
 		/* What the program can see of the scratchpad starts as zeros. */
 		if (src->kind == SPK_EP_SCRATCH)
 			memset(cr->spad + cp->buffers[src->ref].offset, 0,
@@ -905,7 +1096,7 @@ static void op_scratch_sizes(const struct spyre_program *prog, size_t *tmp_float
 static enum spyre_engine_status alloc_run(struct run *r)
 {
 	const struct spyre_program *prog = r->prog;
-	size_t agents = 0;
+	size_t agents = 0, streams = 0;
 	size_t tmp_floats, gather_bytes, thread_floats, total, threads;
 
 	r->arena = arena_get();
@@ -935,14 +1126,21 @@ static enum spyre_engine_status alloc_run(struct run *r)
 		const struct core_program *cp = &prog->cores[c];
 
 		total += arena_piece(core_spad_bytes(prog, cp));
-		for (unsigned i = 0; i < cp->num_streams; i++)
+		streams += cp->num_streams;
+		for (unsigned i = 0; i < cp->num_streams; i++) {
 			total += 2 * arena_piece(cp->streams[i].fifo_sticks * sizeof(uint64_t));
+			if (stream_lazy(r, cp, i))
+				total += arena_piece(cp->streams[i].fifo_sticks *
+						     sizeof(const uint8_t *));
+		}
 	}
+	total += arena_piece(streams * sizeof(*r->lazy));
 	if (arena_reserve(r->arena, total))
 		return SPYRE_ENGINE_E_NOMEM;
 	r->cores = arena_alloc(r->arena, prog->num_cores * sizeof(*r->cores));
 	memset(r->cores, 0, prog->num_cores * sizeof(*r->cores));
 	r->agents = arena_alloc(r->arena, agents * sizeof(*r->agents));
+	r->lazy = arena_alloc(r->arena, streams * sizeof(*r->lazy));
 	r->tmp = arena_alloc(r->arena, tmp_floats * sizeof(float));
 	r->gather = arena_alloc(r->arena, gather_bytes);
 	r->env.thread_floats = thread_floats;

@@ -19,6 +19,9 @@ struct test_mem {
 	uint8_t *bytes;
 	uint64_t size;
 	uint64_t fail_at;	/* an access touching this address fails; 0 = never */
+	int no_map;		/* 1: no map callback (the engine copies every stick) */
+	uint64_t maps;		/* map calls that returned a pointer */
+	uint64_t read_bytes;	/* bytes read through the read callback */
 };
 
 static inline int test_mem_read(void *opaque, uint64_t addr, void *buf, size_t len)
@@ -29,6 +32,7 @@ static inline int test_mem_read(void *opaque, uint64_t addr, void *buf, size_t l
 	    (m->fail_at && addr <= m->fail_at && m->fail_at < addr + len))
 		return -1;
 	memcpy(buf, m->bytes + addr, len);
+	m->read_bytes += len;
 	return 0;
 }
 
@@ -43,9 +47,21 @@ static inline int test_mem_write(void *opaque, uint64_t addr, const void *buf, s
 	return 0;
 }
 
+static inline const void *test_mem_map(void *opaque, uint64_t addr, size_t len)
+{
+	struct test_mem *m = opaque;
+
+	if (addr > m->size || len > m->size - addr ||
+	    (m->fail_at && addr <= m->fail_at && m->fail_at < addr + len))
+		return NULL;
+	m->maps++;
+	return m->bytes + addr;
+}
+
 static inline struct spyre_engine_mem test_mem_ops(struct test_mem *m)
 {
-	struct spyre_engine_mem ops = { m, test_mem_read, test_mem_write };
+	struct spyre_engine_mem ops = { m, test_mem_read, test_mem_write,
+					m->no_map ? NULL : test_mem_map };
 	return ops;
 }
 
@@ -54,6 +70,9 @@ static inline void test_mem_init(struct test_mem *m, uint64_t size)
 	m->bytes = calloc(1, size);
 	m->size = size;
 	m->fail_at = 0;
+	m->no_map = 0;
+	m->maps = 0;
+	m->read_bytes = 0;
 }
 
 static inline void test_mem_fini(struct test_mem *m)

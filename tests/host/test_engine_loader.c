@@ -475,7 +475,7 @@ TEST(api_rejects_null_and_bad_config)
 {
 	struct spyre_engine_config cfg;
 	struct spyre_program *p = NULL;
-	struct spyre_engine_mem mem = { NULL, NULL, NULL };
+	struct spyre_engine_mem mem = { NULL, NULL, NULL, NULL };
 	uint8_t img[64] = { 0 };
 
 	spyre_engine_config_default(&cfg);

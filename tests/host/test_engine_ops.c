@@ -694,8 +694,8 @@ TEST(matmul_every_simd_path_bit_identical)
  * a 192x96x256 product, B's FIFO one tile deep: the scheduler lets a
  * firing compute on the pool while it moves other cores' sticks, and must
  * wait for it before refilling that core's FIFOs.  Every path and 1-3
- * threads (the 2-thread run repeated) give the same bits, within
- * tolerance of a double reference.
+ * threads (the 2-thread run repeated), with and without the map callback,
+ * give the same bits, within tolerance of a double reference.
  */
 TEST(matmul_many_cores_overlapped_identical)
 {
@@ -755,9 +755,14 @@ TEST(matmul_many_cores_overlapped_identical)
 				ref[i * N + j] += p;
 				scale[i * N + j] += fabs(p);
 			}
-	for (unsigned isa = GEMM_PORTABLE; isa <= best; isa++)
+	/*
+	 * v = path x 2 + no map: with map, A and B are read in device memory;
+	 * without, B's FIFO slots are refilled by copying (the slot test).
+	 */
+	for (unsigned v = 0; v <= best * 2 + 1; v++)
 		for (unsigned t = 0; t < sizeof(threads) / sizeof(threads[0]); t++) {
-			setenv("SPYRE_ENGINE_ISA", gemm_isa_name(isa), 1);
+			setenv("SPYRE_ENGINE_ISA", gemm_isa_name((enum gemm_isa)(v / 2)), 1);
+			mem.no_map = v % 2;
 			cfg.host_threads = threads[t];
 			memset(mem.bytes + args[2], 0, (size_t)M * N * 4);
 			if (test_run(&cfg, &prog, &mem, args, 3, NULL, NULL)) {
