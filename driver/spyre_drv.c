@@ -43,6 +43,7 @@ static int spyre_open(struct drm_device *dev, struct drm_file *file)
 	sfile->sdev = sdev;
 	sfile->file = file;
 	mutex_init(&sfile->submit_lock);
+	spin_lock_init(&sfile->fault_lock);
 
 	/* Any number of files: hardware contexts are bound at job run time. */
 	id = ida_alloc_min(&sdev->ctx_ida, SPYRE_KERNEL_CTX + 1, GFP_KERNEL);
@@ -125,7 +126,7 @@ static const struct drm_driver spyre_drm_driver = {
 	.desc = DRIVER_DESC,
 	.date = "20261202",
 	.major = 0,
-	.minor = 1,
+	.minor = 2,
 };
 
 static void spyre_kernel_ctx_release(struct drm_device *dev, void *arg)

@@ -99,6 +99,9 @@ struct spyre_device {
 	u64 fault_count;		/* faults[fault_count % SIZE] is next */
 };
 
+/* A file keeps its own last MMU faults, for DRM_SPYRE_QUERY_FAULTS. */
+#define SPYRE_FILE_FAULT_LOG_SIZE	4
+
 /* Per open file: an address space and a scheduler entity per queue. */
 struct spyre_file {
 	struct spyre_device *sdev;
@@ -111,6 +114,13 @@ struct spyre_file {
 	struct mutex submit_lock;
 	struct dma_fence *last_fence[SPYRE_NUM_QUEUES];
 	atomic64_t busy_ns[SPYRE_NUM_QUEUES];	/* for fdinfo */
+	/*
+	 * Protects faults and fault_count.  Taken under a queue's fence_lock,
+	 * so always with interrupts off.
+	 */
+	spinlock_t fault_lock;
+	struct spyre_fault_record faults[SPYRE_FILE_FAULT_LOG_SIZE];
+	u64 fault_count;		/* faults[fault_count % SIZE] is next */
 };
 
 #define to_spyre_device(dev) container_of(dev, struct spyre_device, drm)

@@ -114,6 +114,45 @@ void spyre_fault_log_add(struct spyre_device *sdev, const struct spyre_fault_rec
 }
 
 /*
+ * A copy of the newest fault on @queue if it has no job yet (the card
+ * reported it in an earlier pass); false if there is none.
+ */
+bool spyre_fault_log_peek_unowned(struct spyre_device *sdev, u32 queue,
+				  struct spyre_fault_record *out)
+{
+	bool found = false;
+	u64 i;
+
+	spin_lock(&sdev->fault_lock);
+	for (i = sdev->fault_count; i > 0 && sdev->fault_count - i < SPYRE_FAULT_LOG_SIZE; i--) {
+		const struct spyre_fault_record *f = &sdev->faults[(i - 1) % SPYRE_FAULT_LOG_SIZE];
+
+		if (f->queue != queue)
+			continue;
+		if (!f->job_id && !f->pid) {
+			*out = *f;
+			found = true;
+		}
+		break;
+	}
+	spin_unlock(&sdev->fault_lock);
+	return found;
+}
+
+/*
+ * Keep @fault in its file's own log (DRM_SPYRE_QUERY_FAULTS).  Called under
+ * the queue's fence_lock, with the faulting job still in flight, so @sfile
+ * is alive and interrupts are off.
+ */
+void spyre_file_fault_add(struct spyre_file *sfile, const struct spyre_fault_record *fault)
+{
+	spin_lock(&sfile->fault_lock);
+	sfile->faults[sfile->fault_count % SPYRE_FILE_FAULT_LOG_SIZE] = *fault;
+	sfile->fault_count++;
+	spin_unlock(&sfile->fault_lock);
+}
+
+/*
  * The card reports a fault before the command that caused it stops its
  * queue: give the newest fault on @queue with no job yet its job and
  * submitter from @owner.

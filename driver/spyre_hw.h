@@ -27,6 +27,9 @@ int spyre_hw_irq_selftest(struct spyre_device *sdev);
 int spyre_hw_restore(struct spyre_device *sdev);
 void spyre_hw_fini(struct spyre_device *sdev);
 void spyre_fault_log_add(struct spyre_device *sdev, const struct spyre_fault_record *fault);
+bool spyre_fault_log_peek_unowned(struct spyre_device *sdev, u32 queue,
+				  struct spyre_fault_record *out);
+void spyre_file_fault_add(struct spyre_file *sfile, const struct spyre_fault_record *fault);
 void spyre_fault_log_set_owner(struct spyre_device *sdev, u32 queue,
 			       const struct spyre_fault_record *owner);
 

@@ -353,9 +353,19 @@ static bool spyre_queue_handle_error(struct spyre_queue *q, struct spyre_fault_r
 	bool mmu = status == SPYRE_CMD_STATUS_MMU_FAULT;
 	bool ours = fault && fault->queue == q->index;
 	struct spyre_fault_record owner = { .ctx = U32_MAX };
+	struct spyre_fault_record rec = { };
 	struct spyre_hw_fence *f;
 	struct pid *pid = NULL;
 	unsigned long flags;
+	bool have_rec = false;
+
+	/* The fault as the card reported it, for the job's own file. */
+	if (mmu && ours) {
+		rec = *fault;
+		have_rec = true;
+	} else if (mmu) {
+		have_rec = spyre_fault_log_peek_unowned(sdev, q->index, &rec);
+	}
 
 	spin_lock_irqsave(&q->fence_lock, flags);
 	list_for_each_entry(f, &q->inflight, link) {
@@ -368,6 +378,12 @@ static bool spyre_queue_handle_error(struct spyre_queue *q, struct spyre_fault_r
 		owner.ctx = f->sfile ? f->sfile->ctx.id : SPYRE_KERNEL_CTX;
 		if (mmu)
 			pid = spyre_fault_owner_pid(f);
+		/* The job holds its hardware context: slot cannot change here. */
+		if (have_rec && f->sfile && rec.slot == READ_ONCE(f->sfile->ctx.slot)) {
+			rec.ctx = owner.ctx;
+			rec.job_id = owner.job_id;
+			spyre_file_fault_add(f->sfile, &rec);
+		}
 		break;
 	}
 	spin_unlock_irqrestore(&q->fence_lock, flags);

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Copyright 2026 The Spyre emulation project */
 
+#include <linux/build_bug.h>
 #include <linux/minmax.h>
+#include <linux/slab.h>
 #include <linux/uaccess.h>
 
 #include <kunit/visibility.h>
@@ -12,6 +14,7 @@
 
 #include "spyre_drv.h"
 #include "spyre_query.h"
+#include "spyre_regs.h"
 #include "uapi/drm/spyre_accel.h"
 
 /* Argument checks that need no device; split out so KUnit can reach them. */
@@ -22,6 +25,10 @@ int spyre_query_check_args(u32 param, u32 size, u32 flags, u32 reserved)
 	switch (param) {
 	case DRM_SPYRE_QUERY_DEVICE_INFO:
 		if (size && size < DRM_SPYRE_DEVICE_INFO_SIZE_V1)
+			return -EINVAL;
+		return 0;
+	case DRM_SPYRE_QUERY_FAULTS:
+		if (size && size < DRM_SPYRE_FAULTS_SIZE_V1)
 			return -EINVAL;
 		return 0;
 	default:
@@ -51,11 +58,68 @@ void spyre_query_fill_device_info(const struct spyre_device *sdev,
 		info->flags |= DRM_SPYRE_DEVICE_IRQ_SELFTEST_PASSED;
 }
 
+/* The uapi's codes are the card's (include/spyre_regs.h). */
+static_assert(DRM_SPYRE_FAULT_ACCESS_READ == SPYRE_ACCESS_READ);
+static_assert(DRM_SPYRE_FAULT_ACCESS_WRITE == SPYRE_ACCESS_WRITE);
+static_assert(DRM_SPYRE_FAULT_REASON_NOT_PRESENT == SPYRE_FAULT_NOT_PRESENT);
+static_assert(DRM_SPYRE_FAULT_REASON_PERMISSION == SPYRE_FAULT_PERMISSION);
+static_assert(DRM_SPYRE_FAULT_REASON_BAD_ENTRY == SPYRE_FAULT_BAD_ENTRY);
+static_assert(DRM_SPYRE_FAULT_REASON_TABLE_FETCH == SPYRE_FAULT_TABLE_FETCH);
+static_assert(DRM_SPYRE_FAULT_REASON_NO_CONTEXT == SPYRE_FAULT_NO_CONTEXT);
+static_assert(SPYRE_FILE_FAULT_LOG_SIZE >= DRM_SPYRE_MAX_FAULTS);
+
+/*
+ * A file's fault log (@log of @log_size records, @count ever added, the
+ * next at count % log_size) as DRM_SPYRE_QUERY_FAULTS returns it: the last
+ * DRM_SPYRE_MAX_FAULTS, oldest first.
+ */
+void spyre_query_fill_faults(const struct spyre_fault_record *log, u32 log_size, u64 count,
+			     struct drm_spyre_faults *out)
+{
+	u64 kept = min_t(u64, count, min_t(u32, log_size, DRM_SPYRE_MAX_FAULTS));
+	u64 i;
+
+	memset(out, 0, sizeof(*out));
+	out->count = count;
+	out->num_faults = kept;
+	for (i = 0; i < kept; i++) {
+		const struct spyre_fault_record *f = &log[(count - kept + i) % log_size];
+		struct drm_spyre_fault *o = &out->faults[i];
+
+		o->device_addr = f->va;
+		o->job_id = f->job_id;
+		o->time_ns = ktime_to_ns(f->time);
+		o->queue = f->queue;
+		o->access = f->access;
+		o->reason = f->reason;
+		o->flags = f->more ? DRM_SPYRE_FAULT_MORE : 0;
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(spyre_query_fill_faults);
+
+/* The calling file's own faults: another file's are never in its log. */
+static void spyre_query_file_faults(struct spyre_file *sfile, struct drm_spyre_faults *out)
+{
+	struct spyre_fault_record log[SPYRE_FILE_FAULT_LOG_SIZE];
+	unsigned long flags;
+	u64 count;
+
+	spin_lock_irqsave(&sfile->fault_lock, flags);
+	memcpy(log, sfile->faults, sizeof(log));
+	count = sfile->fault_count;
+	spin_unlock_irqrestore(&sfile->fault_lock, flags);
+	spyre_query_fill_faults(log, SPYRE_FILE_FAULT_LOG_SIZE, count, out);
+}
+
 int spyre_query_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 {
 	struct spyre_device *sdev = to_spyre_device(dev);
 	struct drm_spyre_query *args = data;
-	struct drm_spyre_device_info info;
+	union {
+		struct drm_spyre_device_info info;
+		struct drm_spyre_faults faults;
+	} *out;
+	u32 size;
 	int ret;
 
 	ret = spyre_query_check_args(args->param, args->size, args->flags, args->reserved);
@@ -65,12 +129,22 @@ int spyre_query_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 		return ret;
 	}
 
-	if (args->size) {
-		spyre_query_fill_device_info(sdev, &info);
-		if (copy_to_user(u64_to_user_ptr(args->data), &info,
-				 min_t(u32, args->size, sizeof(info))))
-			return -EFAULT;
+	out = kzalloc(sizeof(*out), GFP_KERNEL);
+	if (!out)
+		return -ENOMEM;
+	if (args->param == DRM_SPYRE_QUERY_FAULTS) {
+		spyre_query_file_faults(file->driver_priv, &out->faults);
+		size = sizeof(out->faults);
+	} else {
+		spyre_query_fill_device_info(sdev, &out->info);
+		size = sizeof(out->info);
 	}
-	args->size = sizeof(info);
-	return 0;
+	ret = 0;
+	if (args->size && copy_to_user(u64_to_user_ptr(args->data), out,
+				       min_t(u32, args->size, size)))
+		ret = -EFAULT;
+	kfree(out);
+	if (!ret)
+		args->size = size;
+	return ret;
 }

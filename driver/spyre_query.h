@@ -7,11 +7,15 @@
 struct drm_device;
 struct drm_file;
 struct drm_spyre_device_info;
+struct drm_spyre_faults;
+struct spyre_fault_record;
 struct spyre_device;
 
 int spyre_query_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 void spyre_query_fill_device_info(const struct spyre_device *sdev,
 				  struct drm_spyre_device_info *info);
+void spyre_query_fill_faults(const struct spyre_fault_record *log, u32 log_size, u64 count,
+			     struct drm_spyre_faults *out);
 int spyre_query_check_args(u32 param, u32 size, u32 flags, u32 reserved);
 
 #endif /* __SPYRE_QUERY_H__ */

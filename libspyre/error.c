@@ -6,7 +6,7 @@
 
 #include "internal.h"
 
-static _Thread_local char last_error[256];
+static _Thread_local char last_error[512];
 
 static const struct {
 	const char *name;

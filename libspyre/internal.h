@@ -225,7 +225,8 @@ struct spyre_stream {
 	struct spyre_stage stage[SPYRE_STAGE_COUNT];
 	struct spyre_graph *capture;	/* capturing into this graph */
 	spyre_status fault;		/* sticky async fault */
-	char fault_detail[256];
+	char fault_detail[512];
+	spyre_fault_info fault_info;	/* the same, for spyre_stream_get_fault */
 	uint32_t trace_tid;
 	int internal;
 };

@@ -25,6 +25,7 @@
 struct spyre_completion {
 	struct spyre_completion *next;
 	uint64_t point;
+	uint64_t job_id;		/* SUBMIT's, to find the job's fault record */
 	uint32_t slot;			/* first ring slot of the job */
 	uint32_t ncmds;
 	struct spyre_node *nodes;	/* owned, unless exec's */
@@ -200,7 +201,7 @@ static const char *job_status_text(uint32_t status)
 {
 	switch (status) {
 	case DRM_SPYRE_JOB_STATUS_MMU_FAULT:
-		return "MMU fault (an address outside this process's buffers)";
+		return "MMU fault";
 	case DRM_SPYRE_JOB_STATUS_FAILED:
 		return "a command failed";
 	case DRM_SPYRE_JOB_STATUS_TIMEOUT:
@@ -212,45 +213,151 @@ static const char *job_status_text(uint32_t status)
 	}
 }
 
-/*
- * The driver does not say where an MMU fault hit; name the operation's first
- * address that no live buffer of the device holds, which is usually it.
- */
-static void unmapped_hint(spyre_device *dev, const struct spyre_node *n, char *out, size_t size)
+/* The operation's device addresses: copy source/destination, kernel arguments. */
+static uint32_t node_operands(const struct spyre_node *n, uint64_t va[64], uint64_t len[64])
 {
-	uint64_t va[2 + 64];
-	const char *what[2] = { "source", "destination" };
 	uint32_t count = 0;
 
 	if (n->kind == NODE_COPY) {
-		va[count++] = n->a0;
-		va[count++] = n->a1;
+		va[0] = n->a0;
+		va[1] = n->a1;
+		len[0] = len[1] = n->a2;
+		count = 2;
 	} else if (n->kind == NODE_FILL) {
-		va[count++] = n->a0;
-		what[0] = "destination";
+		va[0] = n->a0;
+		len[0] = n->a1;
+		count = 1;
 	} else if (n->kind == NODE_LAUNCH) {
-		for (uint32_t i = 0; i < n->nargs; i++)
-			va[count++] = n->args[i];
+		count = n->nargs < 64 ? n->nargs : 64;
+		for (uint32_t i = 0; i < count; i++) {
+			va[i] = n->args[i];
+			len[i] = 0;	/* a kernel argument's extent is the kernel's business */
+		}
 	}
+	return count;
+}
+
+static const char *operand_name(const struct spyre_node *n, int i, char *buf, size_t size)
+{
+	if (n->kind == NODE_LAUNCH)
+		snprintf(buf, size, "argument %d", i);
+	else
+		snprintf(buf, size, "%s", n->kind == NODE_FILL || i == 1 ? "destination" : "source");
+	return buf;
+}
+
+/*
+ * The operand the fault hit: a copy's or fill's range holding @addr, else
+ * the operand at or nearest below it (a kernel argument's extent is not
+ * known); -1 if every operand is above it.
+ */
+static int fault_operand(const struct spyre_node *n, uint64_t addr)
+{
+	uint64_t va[64], len[64];
+	uint32_t count = node_operands(n, va, len);
+	int best = -1;
+
+	for (uint32_t i = 0; i < count; i++)
+		if (len[i] && addr >= va[i] && addr - va[i] < len[i])
+			return (int)i;
+	for (uint32_t i = 0; i < count; i++)
+		if (va[i] <= addr && (best < 0 || va[i] > va[best]))
+			best = (int)i;
+	return best;
+}
+
+/*
+ * Without the driver's record (a driver before DRM_SPYRE_QUERY_FAULTS):
+ * name the operation's first address that no live buffer of the device
+ * holds, which is usually it.
+ */
+static void unmapped_hint(spyre_device *dev, const struct spyre_node *n, char *out, size_t size)
+{
+	uint64_t va[64], len[64];
+	uint32_t count = node_operands(n, va, len);
+	char name[32];
+
 	for (uint32_t i = 0; i < count; i++) {
 		if (spyre_device_va_mapped(dev, va[i]))
 			continue;
-		if (n->kind == NODE_LAUNCH)
-			snprintf(out, size, "; argument %u = 0x%llx is in no live buffer", i,
-				 (unsigned long long)va[i]);
-		else
-			snprintf(out, size, "; the %s 0x%llx is in no live buffer", what[i],
-				 (unsigned long long)va[i]);
+		snprintf(out, size, "; %s = 0x%llx is in no live buffer (a guess: the driver "
+			 "did not report the address)",
+			 operand_name(n, (int)i, name, sizeof(name)), (unsigned long long)va[i]);
 		return;
 	}
 }
 
-/* Record the stream's first async fault, at node @n of a retired job. */
-static void stream_fault(spyre_stream *s, const struct spyre_node *n, uint64_t point)
+/* The driver's record of the MMU fault of job @job_id on @queue of this file. */
+static int driver_fault(spyre_device *dev, uint32_t queue, uint64_t job_id,
+			struct drm_spyre_fault *out)
+{
+	struct drm_spyre_faults fl;
+	struct drm_spyre_query q;
+
+	memset(&q, 0, sizeof(q));
+	memset(&fl, 0, sizeof(fl));
+	q.param = DRM_SPYRE_QUERY_FAULTS;
+	q.size = sizeof(fl);
+	q.data = (uintptr_t)&fl;
+	if (spyre_ioctl(dev->fd, DRM_IOCTL_SPYRE_QUERY, &q))
+		return 0;	/* an older driver */
+	for (uint32_t i = fl.num_faults; i > 0 && i <= DRM_SPYRE_MAX_FAULTS; i--) {
+		if (fl.faults[i - 1].job_id == job_id && fl.faults[i - 1].queue == queue) {
+			*out = fl.faults[i - 1];
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static const char *reason_text(uint32_t reason)
+{
+	switch (reason) {
+	case DRM_SPYRE_FAULT_REASON_NOT_PRESENT:
+		return "nothing mapped there";
+	case DRM_SPYRE_FAULT_REASON_PERMISSION:
+		return "the buffer is read-only";
+	case DRM_SPYRE_FAULT_REASON_BAD_ENTRY:
+		return "bad page table entry";
+	case DRM_SPYRE_FAULT_REASON_TABLE_FETCH:
+		return "page table unreadable";
+	case DRM_SPYRE_FAULT_REASON_NO_CONTEXT:
+		return "no address space";
+	default:
+		return "unknown reason";
+	}
+}
+
+/* The card's fault record in words, and which operand it hit. */
+static void fault_text(const struct spyre_node *n, const struct drm_spyre_fault *f, char *out,
+		       size_t size)
+{
+	int op = fault_operand(n, f->device_addr);
+	char name[32], where[96] = "";
+
+	if (op >= 0) {
+		uint64_t va[64], len[64];
+
+		node_operands(n, va, len);
+		snprintf(where, sizeof(where), " (%s = 0x%llx, +0x%llx)",
+			 operand_name(n, op, name, sizeof(name)), (unsigned long long)va[op],
+			 (unsigned long long)(f->device_addr - va[op]));
+	}
+	snprintf(out, size, "; the card faulted on a %s of 0x%llx%s: %s%s",
+		 f->access == DRM_SPYRE_FAULT_ACCESS_WRITE ? "write" : "read",
+		 (unsigned long long)f->device_addr, where, reason_text(f->reason),
+		 (f->flags & DRM_SPYRE_FAULT_MORE) ? " (and more faults after it)" : "");
+}
+
+/* Record the stream's first async fault, at node @n of retired job @c. */
+static void stream_fault(spyre_stream *s, const struct spyre_node *n,
+			 const struct spyre_completion *c)
 {
 	struct drm_spyre_bo_wait w;
+	struct drm_spyre_fault f;
 	spyre_device *dev = s->obj.dev;
-	char hint[96] = "", what[64];
+	spyre_fault_info *info = &s->fault_info;
+	char hint[256] = "", what[64];
 	spyre_status st;
 
 	memset(&w, 0, sizeof(w));
@@ -265,8 +372,27 @@ static void stream_fault(spyre_stream *s, const struct spyre_node *n, uint64_t p
 	if (s->fault != SPYRE_SUCCESS)
 		return;
 	s->fault = st;
-	if (w.job_status == DRM_SPYRE_JOB_STATUS_MMU_FAULT)
-		unmapped_hint(dev, n, hint, sizeof(hint));
+	memset(info, 0, sizeof(*info));
+	info->status = st;
+	info->job_status = w.job_status;
+	info->job = c->point;
+	info->driver_job_id = c->job_id;
+	info->queue = s->queue;
+	info->operand = -1;
+	snprintf(info->operation, sizeof(info->operation), "%s", n->name ? n->name : "operation");
+	if (w.job_status == DRM_SPYRE_JOB_STATUS_MMU_FAULT) {
+		if (driver_fault(dev, s->queue, c->job_id, &f)) {
+			info->address_known = 1;
+			info->address = f.device_addr;
+			info->access = (spyre_fault_access)f.access;
+			info->reason = (spyre_fault_reason)f.reason;
+			info->more = !!(f.flags & DRM_SPYRE_FAULT_MORE);
+			info->operand = fault_operand(n, f.device_addr);
+			fault_text(n, &f, hint, sizeof(hint));
+		} else {
+			unmapped_hint(dev, n, hint, sizeof(hint));
+		}
+	}
 	if (n->kind == NODE_COPY || n->kind == NODE_FILL)
 		snprintf(what, sizeof(what), "%s of %llu bytes", n->name ? n->name : "copy",
 			 (unsigned long long)n->bytes);
@@ -274,7 +400,7 @@ static void stream_fault(spyre_stream *s, const struct spyre_node *n, uint64_t p
 		snprintf(what, sizeof(what), "%s", n->name ? n->name : "operation");
 	snprintf(s->fault_detail, sizeof(s->fault_detail),
 		 "%s: stream %u, job %llu: %s failed on the card: %s (job status %u)%s",
-		 dev->props.devnode, s->trace_tid, (unsigned long long)point, what,
+		 dev->props.devnode, s->trace_tid, (unsigned long long)c->point, what,
 		 job_status_text(w.job_status), w.job_status, hint);
 	spyre_log(SPYRE_LOG_ERROR, "%s", s->fault_detail);
 }
@@ -305,7 +431,7 @@ static void complete(spyre_stream *s, struct spyre_completion *c)
 		uint64_t t0 = load_le64(data), t1 = load_le64(data + 8);
 
 		if (!failed && !t1) {
-			stream_fault(s, n, c->point);
+			stream_fault(s, n, c);
 			failed = 1;
 		}
 		if (!failed && n->kind == NODE_LAUNCH) {
@@ -568,6 +694,7 @@ spyre_status spyre_stream_submit(spyre_stream *s, struct spyre_job *job, uint64_
 	s->ring_pos = pos + total;
 
 	c->point = pt;
+	c->job_id = sub.job_id;
 	c->slot = pos;
 	c->ncmds = ncmds;
 	c->nnodes = job->nnodes;
@@ -762,6 +889,27 @@ SPYRE_EXPORT spyre_status spyre_stream_query(spyre_stream *s)
 				     (unsigned long long)s->submitted);
 	pthread_mutex_unlock(&s->lock);
 	return spyre_done(st);
+}
+
+SPYRE_EXPORT spyre_status spyre_stream_get_fault(spyre_stream *s, spyre_fault_info *info)
+{
+	spyre_status st = spyre_handle_check(s, SPYRE_KIND_STREAM, "stream");
+
+	if (st != SPYRE_SUCCESS)
+		return st;
+	if (!info)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "info is NULL");
+	pthread_mutex_lock(&s->lock);
+	retire_locked(s);
+	if (s->fault != SPYRE_SUCCESS) {
+		*info = s->fault_info;
+	} else {
+		memset(info, 0, sizeof(*info));
+		info->operand = -1;
+		info->queue = s->queue;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return spyre_done(SPYRE_SUCCESS);
 }
 
 SPYRE_EXPORT spyre_device *spyre_stream_device(const spyre_stream *s)

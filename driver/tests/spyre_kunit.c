@@ -15,6 +15,7 @@
 #include "../spyre_job.h"
 #include "../spyre_mmu.h"
 #include "../spyre_query.h"
+#include "spyre_regs.h"
 #include "uapi/drm/spyre_accel.h"
 
 /* The one valid query: device info with room for the v1 structure. */
@@ -43,8 +44,9 @@ static void query_args_rejects_short_size(struct kunit *test)
 
 static void query_args_rejects_unknown_param(struct kunit *test)
 {
-	KUNIT_EXPECT_EQ(test, spyre_query_check_args(1, DRM_SPYRE_DEVICE_INFO_SIZE_V1, 0, 0),
+	KUNIT_EXPECT_EQ(test, spyre_query_check_args(2, DRM_SPYRE_DEVICE_INFO_SIZE_V1, 0, 0),
 			-EINVAL);
+	KUNIT_EXPECT_EQ(test, spyre_query_check_args(2, DRM_SPYRE_FAULTS_SIZE_V1, 0, 0), -EINVAL);
 	KUNIT_EXPECT_EQ(test, spyre_query_check_args(U32_MAX, 0, 0, 0), -EINVAL);
 }
 
@@ -72,7 +74,100 @@ static void query_device_info_layout(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, offsetof(struct drm_spyre_device_info, mem_bytes), 32);
 }
 
+/* The faults query: size 0 or at least v1; flags and reserved refused. */
+static void query_args_faults(struct kunit *test)
+{
+	u32 size;
+	int bit;
+
+	KUNIT_EXPECT_EQ(test, spyre_query_check_args(DRM_SPYRE_QUERY_FAULTS, 0, 0, 0), 0);
+	KUNIT_EXPECT_EQ(test, spyre_query_check_args(DRM_SPYRE_QUERY_FAULTS,
+						     DRM_SPYRE_FAULTS_SIZE_V1, 0, 0), 0);
+	KUNIT_EXPECT_EQ(test, spyre_query_check_args(DRM_SPYRE_QUERY_FAULTS, U32_MAX, 0, 0), 0);
+	for (size = 1; size < DRM_SPYRE_FAULTS_SIZE_V1; size++)
+		KUNIT_EXPECT_EQ(test, spyre_query_check_args(DRM_SPYRE_QUERY_FAULTS, size, 0, 0),
+				-EINVAL);
+	for (bit = 0; bit < 32; bit++) {
+		KUNIT_EXPECT_EQ(test, spyre_query_check_args(DRM_SPYRE_QUERY_FAULTS,
+							     DRM_SPYRE_FAULTS_SIZE_V1,
+							     BIT(bit), 0), -EINVAL);
+		KUNIT_EXPECT_EQ(test, spyre_query_check_args(DRM_SPYRE_QUERY_FAULTS,
+							     DRM_SPYRE_FAULTS_SIZE_V1,
+							     0, BIT(bit)), -EINVAL);
+	}
+}
+
+static void query_faults_layout(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, sizeof(struct drm_spyre_fault), 40);
+	KUNIT_EXPECT_EQ(test, sizeof(struct drm_spyre_faults), DRM_SPYRE_FAULTS_SIZE_V1);
+	KUNIT_EXPECT_EQ(test, offsetof(struct drm_spyre_faults, faults), 16);
+}
+
+static void fault_record_init(struct spyre_fault_record *f, u64 n)
+{
+	memset(f, 0, sizeof(*f));
+	f->va = 0x100000000ull + n * 0x1000;
+	f->job_id = n + 1;
+	f->time = ns_to_ktime(1000 * (n + 1));
+	f->queue = n % 4;
+	f->access = n % 2 ? SPYRE_ACCESS_WRITE : SPYRE_ACCESS_READ;
+	f->reason = SPYRE_FAULT_NOT_PRESENT + n % 5;
+	f->more = n == 2;
+	f->ctx = 7;
+	f->pid = 1234;
+}
+
+/* No fault: count 0, nothing filled, every entry zero. */
+static void query_faults_empty(struct kunit *test)
+{
+	struct spyre_fault_record log[SPYRE_FILE_FAULT_LOG_SIZE] = { };
+	struct drm_spyre_faults out, zero = { };
+
+	memset(&out, 0xff, sizeof(out));
+	spyre_query_fill_faults(log, SPYRE_FILE_FAULT_LOG_SIZE, 0, &out);
+	KUNIT_EXPECT_EQ(test, memcmp(&out, &zero, sizeof(out)), 0);
+}
+
+/* Every count from 1 to 3 logs: the last ones, oldest first, fields kept. */
+static void query_faults_last_oldest_first(struct kunit *test)
+{
+	struct spyre_fault_record log[SPYRE_FILE_FAULT_LOG_SIZE];
+	struct drm_spyre_faults out;
+	u64 count, n, i;
+
+	for (count = 1; count <= 3 * SPYRE_FILE_FAULT_LOG_SIZE; count++) {
+		for (n = 0; n < count; n++)
+			fault_record_init(&log[n % SPYRE_FILE_FAULT_LOG_SIZE], n);
+		spyre_query_fill_faults(log, SPYRE_FILE_FAULT_LOG_SIZE, count, &out);
+		KUNIT_EXPECT_EQ(test, out.count, count);
+		KUNIT_EXPECT_EQ(test, out.num_faults,
+				min_t(u64, count, DRM_SPYRE_MAX_FAULTS));
+		KUNIT_EXPECT_EQ(test, out.pad, 0);
+		for (i = 0; i < out.num_faults; i++) {
+			const struct drm_spyre_fault *o = &out.faults[i];
+
+			n = count - out.num_faults + i;
+			KUNIT_EXPECT_EQ(test, o->device_addr, 0x100000000ull + n * 0x1000);
+			KUNIT_EXPECT_EQ(test, o->job_id, n + 1);
+			KUNIT_EXPECT_EQ(test, o->time_ns, 1000 * (n + 1));
+			KUNIT_EXPECT_EQ(test, o->queue, n % 4);
+			KUNIT_EXPECT_EQ(test, o->access, n % 2 ? DRM_SPYRE_FAULT_ACCESS_WRITE :
+							  DRM_SPYRE_FAULT_ACCESS_READ);
+			KUNIT_EXPECT_EQ(test, o->reason,
+					DRM_SPYRE_FAULT_REASON_NOT_PRESENT + n % 5);
+			KUNIT_EXPECT_EQ(test, o->flags, n == 2 ? DRM_SPYRE_FAULT_MORE : 0);
+		}
+		for (; i < DRM_SPYRE_MAX_FAULTS; i++)
+			KUNIT_EXPECT_EQ(test, out.faults[i].device_addr, 0);
+	}
+}
+
 static struct kunit_case spyre_query_cases[] = {
+	KUNIT_CASE(query_args_faults),
+	KUNIT_CASE(query_faults_layout),
+	KUNIT_CASE(query_faults_empty),
+	KUNIT_CASE(query_faults_last_oldest_first),
 	KUNIT_CASE(query_args_accepts_device_info),
 	KUNIT_CASE(query_args_size_zero_asks_size),
 	KUNIT_CASE(query_args_rejects_short_size),

@@ -187,6 +187,12 @@ TEST(runtime_calls_reject_null_and_bogus_handles)
 	EXPECT_EQ(spyre_stream_synchronize(NULL), SPYRE_ERROR_INVALID_ARGUMENT);
 	EXPECT_EQ(spyre_stream_synchronize(s), SPYRE_ERROR_INVALID_HANDLE);
 	EXPECT_EQ(spyre_stream_query(s), SPYRE_ERROR_INVALID_HANDLE);
+	{
+		spyre_fault_info fi;
+
+		EXPECT_EQ(spyre_stream_get_fault(s, &fi), SPYRE_ERROR_INVALID_HANDLE);
+		EXPECT_EQ(spyre_stream_get_fault(NULL, &fi), SPYRE_ERROR_INVALID_ARGUMENT);
+	}
 	EXPECT_EQ(spyre_stream_destroy(s), SPYRE_ERROR_INVALID_HANDLE);
 	EXPECT_EQ(spyre_stream_destroy(NULL), SPYRE_SUCCESS);
 	EXPECT_TRUE(spyre_stream_device(s) == NULL);

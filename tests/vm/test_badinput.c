@@ -310,7 +310,7 @@ TEST(query_bad_input)
 		q.reserved = resv[i];
 		CASE(-EINVAL, xioctl(fd, DRM_IOCTL_SPYRE_QUERY, &q), "QUERY reserved 0x%x", resv[i]);
 	}
-	const uint32_t params[] = { 1, 2, 0xff, 0x80000000u, ~0u };
+	const uint32_t params[] = { 2, 3, 0xff, 0x80000000u, ~0u };
 	for (unsigned i = 0; i < 5; i++) {
 		Q_RESET();
 		q.param = params[i];
@@ -366,6 +366,97 @@ TEST(query_bad_input)
 	for (unsigned i = 0; i < 5; i++)
 		CASE(-EFAULT, xioctl_at(fd, DRM_IOCTL_SPYRE_QUERY, bad_arg[i]),
 		     "QUERY argument at 0x%llx", (unsigned long long)bad_arg[i]);
+	close_card(fd);
+}
+
+/* A file's own MMU faults (DRM_SPYRE_QUERY_FAULTS); -errno or 0. */
+static int query_faults(int fd, struct drm_spyre_faults *f)
+{
+	struct drm_spyre_query q = { .param = DRM_SPYRE_QUERY_FAULTS, .size = sizeof(*f),
+				     .data = (uintptr_t)f };
+
+	memset(f, 0xcc, sizeof(*f));
+	return xioctl(fd, DRM_IOCTL_SPYRE_QUERY, &q);
+}
+
+TEST(query_faults_bad_input)
+{
+	int fd = open_card();
+	struct drm_spyre_faults fl;
+	struct drm_spyre_query q;
+
+	ASSERT_TRUE(fd >= 0);
+	setup_memory();
+#define QF_RESET()									\
+	do {										\
+		memset(&q, 0, sizeof(q));						\
+		q.param = DRM_SPYRE_QUERY_FAULTS;					\
+		q.size = sizeof(fl);							\
+		q.data = (uintptr_t)&fl;						\
+	} while (0)
+	CASE(DRM_SPYRE_FAULTS_SIZE_V1, (int)sizeof(fl), "sizeof(struct drm_spyre_faults)");
+	/* A fresh file has no fault: count 0, every entry zero. */
+	QF_RESET();
+	memset(&fl, 0xcc, sizeof(fl));
+	CASE(0, xioctl(fd, DRM_IOCTL_SPYRE_QUERY, &q), "QUERY FAULTS of a fresh file");
+	CASE(DRM_SPYRE_FAULTS_SIZE_V1, (int)q.size, "QUERY FAULTS returned size");
+	CASE(0, (int)fl.count, "QUERY FAULTS fresh file: count");
+	CASE(0, (int)fl.num_faults, "QUERY FAULTS fresh file: num_faults");
+	CASE(0, (int)(fl.faults[0].device_addr | fl.faults[3].job_id | fl.pad),
+	     "QUERY FAULTS fresh file: entries zeroed");
+	for (int b = 0; b < 32; b++) {
+		QF_RESET();
+		q.flags = 1u << b;
+		CASE(-EINVAL, xioctl(fd, DRM_IOCTL_SPYRE_QUERY, &q), "QUERY FAULTS flags bit %d",
+		     b);
+	}
+	const uint32_t resv[] = { 1, 0x8000, 0x80000000u, ~0u };
+	for (unsigned i = 0; i < 4; i++) {
+		QF_RESET();
+		q.reserved = resv[i];
+		CASE(-EINVAL, xioctl(fd, DRM_IOCTL_SPYRE_QUERY, &q), "QUERY FAULTS reserved 0x%x",
+		     resv[i]);
+	}
+	/* Below the first version's size: refused, nothing written. */
+	const uint32_t small[] = { 1, 8, 16, 56, 175 };
+	for (unsigned i = 0; i < 5; i++) {
+		QF_RESET();
+		q.size = small[i];
+		memset(&fl, 0xcc, sizeof(fl));
+		CASE(-EINVAL, xioctl(fd, DRM_IOCTL_SPYRE_QUERY, &q), "QUERY FAULTS size %u",
+		     small[i]);
+		CASE(0, ((uint8_t *)&fl)[0] != 0xcc, "QUERY FAULTS size %u wrote data", small[i]);
+	}
+	const uint64_t bad_data[] = { 0, 8, KERNEL_PTR, KERNEL_TEXT, BIT63, unmapped,
+				      (uintptr_t)ro_page, (uintptr_t)straddle(176),
+				      (uintptr_t)edge + PG };
+	for (unsigned i = 0; i < 9; i++) {
+		QF_RESET();
+		q.data = bad_data[i];
+		CASE(-EFAULT, xioctl(fd, DRM_IOCTL_SPYRE_QUERY, &q), "QUERY FAULTS data 0x%llx",
+		     (unsigned long long)bad_data[i]);
+		QF_RESET();
+		q.size = 0;
+		q.data = bad_data[i];
+		CASE(0, xioctl(fd, DRM_IOCTL_SPYRE_QUERY, &q), "QUERY FAULTS size 0 data 0x%llx",
+		     (unsigned long long)bad_data[i]);
+		CASE(DRM_SPYRE_FAULTS_SIZE_V1, (int)q.size, "QUERY FAULTS size 0 returned size");
+	}
+	/* Larger than the kernel's: filled to its size, the rest untouched. */
+	const uint32_t big[] = { 177, 256, 4096, ~0u };
+	for (unsigned i = 0; i < 4; i++) {
+		uint8_t buf[256];
+
+		memset(buf, 0xcc, sizeof(buf));
+		QF_RESET();
+		q.size = big[i];
+		q.data = (uintptr_t)buf;
+		CASE(0, xioctl(fd, DRM_IOCTL_SPYRE_QUERY, &q), "QUERY FAULTS size %u", big[i]);
+		CASE(DRM_SPYRE_FAULTS_SIZE_V1, (int)q.size, "QUERY FAULTS size %u returned size",
+		     big[i]);
+		CASE(0xcc, buf[176], "QUERY FAULTS size %u: byte 176 touched", big[i]);
+		CASE(0, buf[0], "QUERY FAULTS size %u: count", big[i]);
+	}
 	close_card(fd);
 }
 
@@ -1198,6 +1289,28 @@ static int process_b(struct secret_msg m)
 			       attempt, st);
 			fails++;
 		}
+		/* B's file learns exactly where and how it faulted. */
+		struct drm_spyre_faults fl;
+		const uint32_t access = attempt == 0 ? DRM_SPYRE_FAULT_ACCESS_READ :
+						       DRM_SPYRE_FAULT_ACCESS_WRITE;
+
+		B_CHECK(0, query_faults(fd, &fl), "QUERY FAULTS after the fault");
+		B_CHECK(1, (int)fl.count, "QUERY FAULTS count");
+		B_CHECK(1, (int)fl.num_faults, "QUERY FAULTS num_faults");
+		(*b_checks)++;
+		if (fl.faults[0].device_addr != m.va || fl.faults[0].access != access ||
+		    fl.faults[0].reason != DRM_SPYRE_FAULT_REASON_NOT_PRESENT ||
+		    fl.faults[0].queue != (uint32_t)attempt || !fl.faults[0].job_id ||
+		    !fl.faults[0].time_ns) {
+			printf("  # process B: attempt %d: fault record addr 0x%llx access %u "
+			       "reason %u queue %u job %llu; expected 0x%llx, %u, not-present, "
+			       "queue %d\n", attempt,
+			       (unsigned long long)fl.faults[0].device_addr, fl.faults[0].access,
+			       fl.faults[0].reason, fl.faults[0].queue,
+			       (unsigned long long)fl.faults[0].job_id,
+			       (unsigned long long)m.va, access, attempt);
+			fails++;
+		}
 		if (attempt == 0) {
 			(*b_checks)++;
 			for (int k = 0; k < PG; k++) {
@@ -1261,6 +1374,11 @@ TEST(two_processes_cannot_reach_each_other)
 	for (int k = 0; k < PG; k++)
 		intact &= ((uint8_t *)secret.map)[k] == SECRET;
 	CASE(1, intact, "A's buffer unchanged after B's attempts");
+	/* B's four faults are B's: A's file, which never faulted, sees none. */
+	struct drm_spyre_faults fl;
+	CASE(0, query_faults(fd, &fl), "A: QUERY FAULTS");
+	CASE(0, (int)fl.count, "A: fault count after B's faults");
+	CASE(0, (int)(fl.num_faults | fl.faults[0].device_addr), "A: no fault record");
 	/* And A's file still works with it. */
 	ASSERT_EQ(bo_new_noted(fd, PG, 0, &pad), 0);
 	cmd_put(cmd.map, 0, SPYRE_OP_DMA_COPY, secret.va, pad.va, PG);

@@ -859,37 +859,124 @@ TEST(two_processes_at_once)
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/*
+ * The output buffer holds core 0's half of the sum only: core 1's first
+ * write lands on the guard page right after it, the one address the card
+ * can fault on.  The fault surfaces at synchronize with that exact address.
+ */
 TEST(async_fault_surfaces_at_synchronize)
 {
 	static struct add_setup t;
 	spyre_device *dev = open_dev();
 	spyre_stream *s = NULL, *other = NULL;
-	spyre_buffer *b = NULL;
+	spyre_buffer *b = NULL, *half = NULL;
+	spyre_fault_info fi;
+	uint64_t half_va, want;
+	char want_text[128];
 
 	ASSERT_TRUE(dev);
 	ASSERT_EQ(add_setup(&t, dev, 9), 0);
 	ASSERT_EQ(spyre_stream_create(dev, 0, &s), SPYRE_SUCCESS);
 	ASSERT_EQ(spyre_stream_create(dev, 1, &other), SPYRE_SUCCESS);
-	/* The output argument points at nothing mapped: the launch faults. */
-	ASSERT_EQ(spyre_kernel_set_arg_u64(t.k, 2, 0x7f0000000000ULL), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_buffer_alloc(dev, ADD_BYTES / 2, 0, &half), SPYRE_SUCCESS);
+	half_va = spyre_buffer_device_address(half);
+	ASSERT_TRUE(half_va != 0);
+	ASSERT_EQ(spyre_kernel_set_arg(t.k, 2, half, 0), SPYRE_SUCCESS);
+	/* No fault yet: get_fault says so. */
+	ASSERT_EQ(spyre_stream_get_fault(s, &fi), SPYRE_SUCCESS);
+	EXPECT_EQ(fi.status, SPYRE_SUCCESS);
+	EXPECT_EQ(fi.address_known, 0);
+	EXPECT_EQ(spyre_stream_get_fault(s, NULL), SPYRE_ERROR_INVALID_ARGUMENT);
+	EXPECT_EQ(spyre_stream_get_fault(NULL, &fi), SPYRE_ERROR_INVALID_ARGUMENT);
+	EXPECT_EQ(spyre_stream_get_fault((spyre_stream *)&fi, &fi), SPYRE_ERROR_INVALID_HANDLE);
 	ASSERT_EQ(spyre_kernel_launch(s, t.k), SPYRE_SUCCESS);
 	EXPECT_EQ(spyre_stream_synchronize(s), SPYRE_ERROR_DEVICE_FAULT);
 	printf("  # detail: %s\n", spyre_last_error_detail());
+	want = half_va + ADD_BYTES / 2;
 	EXPECT_TRUE(strstr(spyre_last_error_detail(), "failed on the card") != NULL);
 	EXPECT_TRUE(strstr(spyre_last_error_detail(), "kernel") != NULL);
 	EXPECT_TRUE(strstr(spyre_last_error_detail(), "MMU fault") != NULL);
-	EXPECT_TRUE(strstr(spyre_last_error_detail(),
-			   "argument 2 = 0x7f0000000000 is in no live buffer") != NULL);
+	snprintf(want_text, sizeof(want_text), "write of 0x%llx (argument 2 = 0x%llx, +0x%x)",
+		 (unsigned long long)want, (unsigned long long)half_va, ADD_BYTES / 2);
+	EXPECT_TRUE(strstr(spyre_last_error_detail(), want_text) != NULL);
+	EXPECT_TRUE(strstr(spyre_last_error_detail(), "nothing mapped there") != NULL);
+	EXPECT_TRUE(strstr(spyre_last_error_detail(), "no live buffer") == NULL);
+	/* The same, field by field. */
+	ASSERT_EQ(spyre_stream_get_fault(s, &fi), SPYRE_SUCCESS);
+	EXPECT_EQ(fi.status, SPYRE_ERROR_DEVICE_FAULT);
+	EXPECT_EQ(fi.job_status, 2u);
+	EXPECT_EQ(fi.job, 1u);
+	EXPECT_TRUE(fi.driver_job_id != 0);
+	EXPECT_EQ(fi.queue, 0u);
+	EXPECT_EQ(fi.address_known, 1);
+	EXPECT_EQ(fi.address, want);
+	EXPECT_EQ(fi.access, SPYRE_FAULT_ACCESS_WRITE);
+	EXPECT_EQ(fi.reason, SPYRE_FAULT_REASON_NOT_PRESENT);
+	EXPECT_EQ(fi.operand, 2);
+	EXPECT_TRUE(strstr(fi.operation, "kernel") != NULL);
 	/* Sticky on that stream; the device refuses new work. */
 	EXPECT_EQ(spyre_stream_query(s), SPYRE_ERROR_DEVICE_FAULT);
 	EXPECT_EQ(spyre_kernel_launch(other, t.k), SPYRE_ERROR_DEVICE_LOST);
 	EXPECT_EQ(spyre_buffer_alloc(dev, 4096, 0, &b), SPYRE_ERROR_DEVICE_LOST);
 	EXPECT_EQ(spyre_stream_synchronize(other), SPYRE_SUCCESS);
+	/* The other stream has no fault of its own. */
+	ASSERT_EQ(spyre_stream_get_fault(other, &fi), SPYRE_SUCCESS);
+	EXPECT_EQ(fi.status, SPYRE_SUCCESS);
+	EXPECT_EQ(fi.address_known, 0);
 	EXPECT_EQ(spyre_stream_destroy(s), SPYRE_ERROR_DEVICE_FAULT);
+	spyre_buffer_free(half);
 	add_teardown(&t);
 	EXPECT_EQ(spyre_device_close(dev), SPYRE_SUCCESS);
 	/* A fresh open works. */
 	EXPECT_EQ(add_rounds(60), 0);
+}
+
+/*
+ * A raw argument address nothing maps, on a high-priority stream, while a
+ * second open of the card (another address space) runs clean work: the
+ * fault is named exactly and is the first one's only.
+ */
+TEST(fault_address_of_a_raw_argument_stays_in_its_open)
+{
+	static struct add_setup t, t2;
+	spyre_device *dev = open_dev(), *dev2 = open_dev();
+	spyre_stream *s = NULL, *s2 = NULL;
+	spyre_fault_info fi;
+	const uint64_t bad = 0x7f0000000000ULL;
+
+	ASSERT_TRUE(dev && dev2);
+	ASSERT_EQ(add_setup(&t, dev, 10), 0);
+	ASSERT_EQ(add_setup(&t2, dev2, 11), 0);
+	ASSERT_EQ(spyre_stream_create(dev, 3, &s), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_stream_create(dev2, 3, &s2), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_kernel_set_arg_u64(t.k, 0, bad), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_memcpy_htod_async(s2, t2.a, 0, t2.ha, ADD_BYTES), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_memcpy_htod_async(s2, t2.b, 0, t2.hb, ADD_BYTES), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_kernel_launch(s, t.k), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_kernel_launch(s2, t2.k), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_memcpy_dtoh_async(s2, t2.hout, t2.out, 0, ADD_BYTES), SPYRE_SUCCESS);
+	EXPECT_EQ(spyre_stream_synchronize(s), SPYRE_ERROR_DEVICE_FAULT);
+	printf("  # detail: %s\n", spyre_last_error_detail());
+	ASSERT_EQ(spyre_stream_get_fault(s, &fi), SPYRE_SUCCESS);
+	EXPECT_EQ(fi.address_known, 1);
+	/* Core 0 reads from bad, core 1 from bad + 8 KiB: the card records the first. */
+	printf("  # fault at 0x%llx, access %d, reason %d, queue %u\n",
+	       (unsigned long long)fi.address, fi.access, fi.reason, fi.queue);
+	EXPECT_TRUE(fi.address == bad || fi.address == bad + ADD_BYTES / 2);
+	EXPECT_EQ(fi.access, SPYRE_FAULT_ACCESS_READ);
+	EXPECT_EQ(fi.reason, SPYRE_FAULT_REASON_NOT_PRESENT);
+	EXPECT_EQ(fi.queue, 3u);
+	EXPECT_EQ(fi.operand, 0);
+	/* The other open saw nothing and computed its sum. */
+	EXPECT_EQ(spyre_stream_synchronize(s2), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_stream_get_fault(s2, &fi), SPYRE_SUCCESS);
+	EXPECT_EQ(fi.status, SPYRE_SUCCESS);
+	EXPECT_EQ(check_sum(t2.ha, t2.hb, t2.hout), 0);
+	add_teardown(&t);
+	add_teardown(&t2);
+	EXPECT_EQ(spyre_stream_destroy(s), SPYRE_ERROR_DEVICE_FAULT);
+	EXPECT_EQ(spyre_device_close(dev), SPYRE_SUCCESS);
+	EXPECT_EQ(spyre_device_close(dev2), SPYRE_SUCCESS);
 }
 
 /* A job that hangs: the driver resets the card; synchronize says TIMEOUT. */

@@ -32,9 +32,12 @@ extern "C" {
 /**
  * enum drm_spyre_query_param - what DRM_IOCTL_SPYRE_QUERY returns
  * @DRM_SPYRE_QUERY_DEVICE_INFO: &struct drm_spyre_device_info
+ * @DRM_SPYRE_QUERY_FAULTS: &struct drm_spyre_faults, the calling file's own
+ *	MMU faults (never another file's)
  */
 enum drm_spyre_query_param {
 	DRM_SPYRE_QUERY_DEVICE_INFO = 0,
+	DRM_SPYRE_QUERY_FAULTS = 1,
 };
 
 /**
@@ -90,6 +93,59 @@ struct drm_spyre_device_info {
 };
 
 #define DRM_SPYRE_DEVICE_INFO_SIZE_V1	56
+
+/* drm_spyre_fault.access */
+#define DRM_SPYRE_FAULT_ACCESS_READ		1
+#define DRM_SPYRE_FAULT_ACCESS_WRITE		2
+
+/* drm_spyre_fault.reason */
+#define DRM_SPYRE_FAULT_REASON_NOT_PRESENT	1	/* nothing mapped at the address */
+#define DRM_SPYRE_FAULT_REASON_PERMISSION	2	/* a write to a read-only buffer */
+#define DRM_SPYRE_FAULT_REASON_BAD_ENTRY	3	/* a corrupt page table entry */
+#define DRM_SPYRE_FAULT_REASON_TABLE_FETCH	4	/* a page table could not be read */
+#define DRM_SPYRE_FAULT_REASON_NO_CONTEXT	5	/* the job ran with no valid context */
+
+/* drm_spyre_fault.flags */
+#define DRM_SPYRE_FAULT_MORE			0x1	/* the card dropped faults after it */
+
+/**
+ * struct drm_spyre_fault - one MMU fault of a job of this file
+ * @device_addr: the device virtual address the card could not translate
+ * @job_id: the job_id SUBMIT returned for the faulting job
+ * @time_ns: when the driver saw the fault, CLOCK_MONOTONIC ns
+ * @queue: the hardware queue the job ran on
+ * @access: DRM_SPYRE_FAULT_ACCESS_READ or _WRITE
+ * @reason: DRM_SPYRE_FAULT_REASON_*
+ * @flags: DRM_SPYRE_FAULT_* bits
+ */
+struct drm_spyre_fault {
+	__u64 device_addr;
+	__u64 job_id;
+	__u64 time_ns;
+	__u32 queue;
+	__u32 access;
+	__u32 reason;
+	__u32 flags;
+};
+
+#define DRM_SPYRE_MAX_FAULTS	4
+
+/**
+ * struct drm_spyre_faults - DRM_SPYRE_QUERY_FAULTS
+ * @count: MMU faults of this file's jobs since the file was opened
+ * @num_faults: entries of @faults filled, min(@count, DRM_SPYRE_MAX_FAULTS)
+ * @pad: 0
+ * @faults: the file's last @num_faults faults, oldest first; unused
+ *	entries are zero
+ */
+struct drm_spyre_faults {
+	__u64 count;
+	__u32 num_faults;
+	__u32 pad;
+	struct drm_spyre_fault faults[DRM_SPYRE_MAX_FAULTS];
+};
+
+#define DRM_SPYRE_FAULTS_SIZE_V1	176
 
 /* drm_spyre_bo_create.flags */
 #define DRM_SPYRE_BO_DEVICE		0x1	/* in device memory, else host memory */

@@ -28,7 +28,7 @@ extern "C" {
 
 /* Version of this header; spyre_version() gives the library's. */
 #define SPYRE_VERSION_MAJOR 0
-#define SPYRE_VERSION_MINOR 1
+#define SPYRE_VERSION_MINOR 2
 #define SPYRE_VERSION_PATCH 0
 
 typedef enum spyre_status {
@@ -211,6 +211,59 @@ spyre_status spyre_stream_synchronize(spyre_stream *s);
 spyre_status spyre_stream_query(spyre_stream *s);
 
 spyre_device *spyre_stream_device(const spyre_stream *s);
+
+/* How the card touched the address it faulted on. */
+typedef enum spyre_fault_access {
+	SPYRE_FAULT_ACCESS_UNKNOWN = 0,	/* not reported (not an MMU fault, or an old driver) */
+	SPYRE_FAULT_ACCESS_READ = 1,
+	SPYRE_FAULT_ACCESS_WRITE = 2
+} spyre_fault_access;
+
+/* Why the card's MMU refused the address. */
+typedef enum spyre_fault_reason {
+	SPYRE_FAULT_REASON_UNKNOWN = 0,	/* not reported */
+	SPYRE_FAULT_REASON_NOT_PRESENT = 1,	/* no buffer of this device open is mapped there */
+	SPYRE_FAULT_REASON_PERMISSION = 2,	/* a write to a read-only buffer */
+	SPYRE_FAULT_REASON_BAD_ENTRY = 3,	/* a corrupt page table entry (a driver bug) */
+	SPYRE_FAULT_REASON_TABLE_FETCH = 4,	/* a page table could not be read */
+	SPYRE_FAULT_REASON_NO_CONTEXT = 5	/* the job ran without an address space */
+} spyre_fault_reason;
+
+/*
+ * A stream's async fault, as the card reported it (since 0.2).
+ * spyre_stream_get_fault() writes every field.
+ */
+typedef struct spyre_fault_info {
+	spyre_status status;		/* SPYRE_SUCCESS: no fault on the stream (nothing
+					 * else is set); else what synchronize returns */
+	uint32_t job_status;		/* the driver's job status: 1 a command failed, 2 MMU
+					 * fault, 3 hung (the card was reset) */
+	uint64_t job;			/* the stream's job that failed: 1 = its first */
+	uint64_t driver_job_id;		/* the driver's id of that job on its queue */
+	uint32_t queue;			/* the card's queue the stream submits to */
+	int address_known;		/* 1: the card reported the fault's address, and
+					 * address, access, reason and more are set */
+	uint64_t address;		/* device address the card could not reach */
+	spyre_fault_access access;
+	spyre_fault_reason reason;
+	int more;			/* the card dropped faults that came after it */
+	int operand;			/* the failed operation's operand at or nearest below
+					 * @address: a kernel argument's index, or 0 (source) /
+					 * 1 (destination) of a copy or fill; -1 if none */
+	char operation[64];		/* the failed operation: a kernel's name, "htod"... */
+} spyre_fault_info;
+
+/*
+ * Fill @info with the stream's async fault, if any (since 0.2).  Like
+ * spyre_stream_query() it never blocks and first completes the host side of
+ * finished work, so a fault that has happened is seen; unlike it, it
+ * returns SPYRE_SUCCESS whether or not there is a fault (info->status
+ * says).  The fault stays: synchronising calls go on returning it.  The
+ * address, access and reason come from the driver's record of the file's
+ * MMU faults (DRM_SPYRE_QUERY_FAULTS); with a driver that predates it,
+ * address_known is 0.
+ */
+spyre_status spyre_stream_get_fault(spyre_stream *s, spyre_fault_info *info);
 
 /* ------------------------------------------------------------------------
  * Copies and fills.
