@@ -48,6 +48,20 @@ static int spyre_launch_write(void *opaque, uint64_t addr, const void *buf,
     return m->status != SPYRE_CMD_STATUS_SUCCESS;
 }
 
+/*
+ * The card's memory is host RAM: the engine may read a kernel's inputs in
+ * place (engine.h says how it keeps the bytes it took).
+ */
+static const void *spyre_launch_map(void *opaque, uint64_t addr, size_t len)
+{
+    SpyreLaunchMem *m = opaque;
+
+    if (spyre_exec_aborted(m->e)) {
+        return NULL;
+    }
+    return spyre_va_map(m->e, addr, len);
+}
+
 static uint32_t spyre_launch_status(int engine_status, uint32_t mem_status)
 {
     switch (engine_status) {
@@ -131,6 +145,7 @@ uint32_t spyre_cmd_launch(SpyreExec *e, const uint64_t *args)
         .opaque = &m,
         .read = spyre_launch_read,
         .write = spyre_launch_write,
+        .map = spyre_launch_map,
     };
     uint8_t header[64];
     uint32_t image_bytes, st_cmd;

@@ -212,6 +212,29 @@ uint32_t spyre_va_read(SpyreExec *e, uint64_t va, void *buf, uint64_t len)
     return SPYRE_CMD_STATUS_SUCCESS;
 }
 
+/*
+ * Where len bytes at va lie in the card's memory when they are one range
+ * of it, else NULL.  A fault is not recorded: the caller then reads
+ * through spyre_va_read, which records it.
+ */
+const void *spyre_va_map(SpyreExec *e, uint64_t va, uint64_t len)
+{
+    SpyreXlate x, page;
+    uint64_t done;
+
+    if (!len || spyre_translate_page(e, va, SPYRE_ACCESS_READ, &x) ||
+        x.system) {
+        return NULL;
+    }
+    for (done = x.len; done < len; done += page.len) {
+        if (spyre_translate_page(e, va + done, SPYRE_ACCESS_READ, &page) ||
+            page.system || page.addr != x.addr + done) {
+            return NULL;
+        }
+    }
+    return e->s->mem_ptr + x.addr;
+}
+
 uint32_t spyre_va_write(SpyreExec *e, uint64_t va, const void *buf,
                         uint64_t len)
 {

@@ -162,6 +162,7 @@ uint32_t spyre_translate(SpyreExec *e, uint64_t va, uint64_t max_len,
 uint32_t spyre_va_read(SpyreExec *e, uint64_t va, void *buf, uint64_t len);
 uint32_t spyre_va_write(SpyreExec *e, uint64_t va, const void *buf,
                         uint64_t len);
+const void *spyre_va_map(SpyreExec *e, uint64_t va, uint64_t len);
 
 /* spyre-launch.c */
 uint32_t spyre_cmd_launch(SpyreExec *e, const uint64_t *args);
