@@ -197,34 +197,77 @@ AVX2_TARGET static void pack_full_panel(enum gemm_isa isa, const uint8_t *a, siz
 }
 
 /*
+ * A panel with fewer than mr rows left (a decode step's single row, a
+ * fused MLP's small blocks): zeros, then each row converted 8 at a time
+ * and spread into its lane.
+ */
+AVX2_TARGET static void pack_part_panel(const uint8_t *a, size_t a_row, unsigned dtype,
+					uint32_t nrows, uint32_t k, unsigned mr, float *dst)
+{
+	memset(dst, 0, (size_t)k * mr * sizeof(float));
+	for (uint32_t r = 0; r < nrows; r++) {
+		const uint8_t *row = a + r * a_row;
+		uint32_t kk = 0;
+
+		for (; kk + 8 <= k; kk += 8) {
+			float t[8];
+
+			_mm256_storeu_ps(t, load8(row + kk * elem_size(dtype), dtype));
+			for (int i = 0; i < 8; i++)
+				dst[(size_t)(kk + i) * mr + r] = t[i];
+		}
+		for (; kk < k; kk++)
+			dst[(size_t)kk * mr + r] = load_elem(row, dtype, kk);
+	}
+}
+
+/*
  * The AVX-512 tile: 16 rows x 16 columns in 16 zmm registers for the
  * whole k; a k step loads (converts) one B vector and broadcasts 16 A
- * values.
+ * values.  R (a constant: 1, 2, 4, 8 or 16) bounds the rows computed, so a
+ * tile of a few rows (a decode step's matmuls, a fused MLP's small row
+ * blocks) does not pay for 16; each row's operations are the same.
  */
 INLINE AVX512_TARGET void tile512_body(const float *ap, const uint8_t *b, size_t b_row,
 				       unsigned dtype, uint32_t k, float *c, size_t ldc,
-				       uint32_t rows, uint32_t cols, bool zero)
+				       uint32_t rows, uint32_t cols, bool zero, const uint32_t R)
 {
 	__mmask16 m = cols >= 16 ? 0xffff : (__mmask16)((1u << cols) - 1);
 	__m512 acc[16];
 
 #pragma GCC unroll 16
-	for (uint32_t r = 0; r < 16; r++)
+	for (uint32_t r = 0; r < R; r++)
 		acc[r] = zero || r >= rows ? _mm512_setzero_ps() :
 					     _mm512_maskz_loadu_ps(m, c + r * ldc);
 	for (uint32_t kk = 0; kk < k; kk++) {
 		__m512 bv = load16(b, dtype);
 
 #pragma GCC unroll 16
-		for (uint32_t r = 0; r < 16; r++)
+		for (uint32_t r = 0; r < R; r++)
 			acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(ap[r]), bv, acc[r]);
 		ap += 16;
 		b += b_row;
 	}
 #pragma GCC unroll 16
-	for (uint32_t r = 0; r < 16; r++)
+	for (uint32_t r = 0; r < R; r++)
 		if (r < rows)
 			_mm512_mask_storeu_ps(c + r * ldc, m, acc[r]);
+}
+
+INLINE AVX512_TARGET void tile512_rows(const float *ap, const uint8_t *b, size_t b_row,
+				       unsigned dtype, uint32_t k, float *c, size_t ldc,
+				       uint32_t rows, uint32_t cols, bool zero)
+{
+	if (rows <= 1)
+		tile512_body(ap, b, b_row, dtype, k, c, ldc, rows, cols, zero, 1);
+	else if (rows <= 2)
+		tile512_body(ap, b, b_row, dtype, k, c, ldc, rows, cols, zero, 2);
+	else if (rows <= 4)
+		tile512_body(ap, b, b_row, dtype, k, c, ldc, rows, cols, zero, 4);
+	else if (rows <= 8)
+		tile512_body(ap, b, b_row, dtype, k, c, ldc, rows, cols, zero, 8);
+	else
+		tile512_body(ap, b, b_row, dtype, k, c, ldc, rows, cols, zero, 16);
 }
 
 AVX512_TARGET static void tile_avx512(const float *ap, const uint8_t *b, size_t b_row,
@@ -232,11 +275,11 @@ AVX512_TARGET static void tile_avx512(const float *ap, const uint8_t *b, size_t 
 				      uint32_t rows, uint32_t cols, bool zero)
 {
 	if (dtype == SPK_DT_FP16)
-		tile512_body(ap, b, b_row, SPK_DT_FP16, k, c, ldc, rows, cols, zero);
+		tile512_rows(ap, b, b_row, SPK_DT_FP16, k, c, ldc, rows, cols, zero);
 	else if (dtype == SPK_DT_BF16)
-		tile512_body(ap, b, b_row, SPK_DT_BF16, k, c, ldc, rows, cols, zero);
+		tile512_rows(ap, b, b_row, SPK_DT_BF16, k, c, ldc, rows, cols, zero);
 	else
-		tile512_body(ap, b, b_row, SPK_DT_FP32, k, c, ldc, rows, cols, zero);
+		tile512_rows(ap, b, b_row, SPK_DT_FP32, k, c, ldc, rows, cols, zero);
 }
 
 /* The AVX2 tile: 6 rows x 16 columns, two ymm a row. */
@@ -355,6 +398,11 @@ void gemm_pack_a(enum gemm_isa isa, const uint8_t *a, size_t a_row, unsigned dty
 #ifdef X86_HAVE_SIMD
 		if (isa != GEMM_PORTABLE && (p + 1) * mr <= rows) {
 			pack_full_panel(isa, a + (size_t)p * mr * a_row, a_row, dtype, k, d);
+			continue;
+		}
+		if (isa != GEMM_PORTABLE && p * mr < rows) {
+			pack_part_panel(a + (size_t)p * mr * a_row, a_row, dtype, rows - p * mr, k,
+					mr, d);
 			continue;
 		}
 #endif

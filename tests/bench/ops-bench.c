@@ -15,7 +15,10 @@
  *
  * usage: ops-bench [results.json]
  * SPYRE_OPS_BENCH_REPS: repetitions (default 15); SPYRE_OPS_BENCH_ONLY: only
- * the kernels whose name contains it (for profiling).
+ * the kernels whose name contains it (for profiling); SPYRE_OPS_BENCH_STATS:
+ * print each launch's statistics; SPYRE_OPS_BENCH_THREADS: the engine's
+ * host_threads (default 0, every CPU; 1 gives CPU times that other load on
+ * the machine hardly disturbs).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,11 +83,11 @@ static uint64_t tensor(const spyre_layout *l)
 	return addr;
 }
 
-static double now(void)
+static double clock_s(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
@@ -98,7 +101,8 @@ static int cmp_double(const void *a, const void *b)
 struct kernel {
 	const char *name;
 	int prefill, decode;	/* launches of this op per prefill, per decode step */
-	double ms, device_us;	/* median host ms of the op (all its launches); modelled */
+	double ms, cpu_ms;	/* median host wall and CPU (all threads) ms of the op's launches */
+	double device_us;	/* modelled */
 	uint64_t cycles;	/* modelled device cycles, all its launches */
 	unsigned launches;
 };
@@ -113,12 +117,15 @@ static int bench_plan(struct kernel *k, const struct ops_plan *plan, const uint6
 	struct spyre_engine_config cfg;
 	struct spyre_engine_mem mops = test_mem_ops(&mem);
 	uint64_t temp = plan->temp_bytes ? dev_alloc(plan->temp_bytes) : 0;
-	double *t = calloc((size_t)reps, sizeof(double));
+	double *t = calloc(2 * (size_t)reps, sizeof(double)), *cpu = t + reps;
+	const char *threads = getenv("SPYRE_OPS_BENCH_THREADS");
 	uint64_t cycles = 0;
 
 	spyre_engine_config_default(&cfg);
+	if (threads)
+		cfg.host_threads = (unsigned)atoi(threads);
 	for (int rep = -2; rep < reps; rep++) {	/* two warm-ups */
-		double t0 = now();
+		double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
 
 		cycles = 0;
 		for (unsigned i = 0; i < plan->num_launches; i++) {
@@ -150,12 +157,24 @@ static int bench_plan(struct kernel *k, const struct ops_plan *plan, const uint6
 				return -1;
 			}
 			cycles += st.device_cycles;
+			if (rep == reps - 1 && getenv("SPYRE_OPS_BENCH_STATS"))
+				printf("  # %s launch %u: dram read %llu write %llu, ring %llu "
+				       "(links %llu), %llu firings, %llu MACs\n", k->name, i,
+				       (unsigned long long)st.dram_read_bytes,
+				       (unsigned long long)st.dram_write_bytes,
+				       (unsigned long long)st.ring_bytes,
+				       (unsigned long long)st.ring_link_bytes,
+				       (unsigned long long)st.op_firings, (unsigned long long)st.macs);
 		}
-		if (rep >= 0)
-			t[rep] = now() - t0;
+		if (rep >= 0) {
+			t[rep] = clock_s(CLOCK_MONOTONIC) - t0;
+			cpu[rep] = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+		}
 	}
 	qsort(t, (size_t)reps, sizeof(double), cmp_double);
+	qsort(cpu, (size_t)reps, sizeof(double), cmp_double);
 	k->ms = t[reps / 2] * 1e3;
+	k->cpu_ms = cpu[reps / 2] * 1e3;
 	k->device_us = (double)cycles / cfg.timing.clock_ghz / 1e3;
 	k->cycles = cycles;
 	k->launches = plan->num_launches;
@@ -268,14 +287,15 @@ int main(int argc, char **argv)
 	unsigned prefill_n = 0, decode_n = 0;
 
 	test_mem_init(&mem, MEM_BYTES);
-	printf("%-38s %8s %10s %10s %8s %5s\n", "kernel (decoder shapes, fp16)", "launches",
-	       "host ms", "device us", "cycles", "uses");
+	printf("%-38s %8s %9s %9s %9s %8s %5s\n", "kernel (decoder shapes, fp16)", "launches",
+	       "host ms", "cpu ms", "device us", "cycles", "uses");
 	for (unsigned i = 0; i < NUM_SPECS; i++) {
 		struct ops_plan plan = { 0 };
 		uint64_t ops[OPS_MAX_OPERANDS];
 		unsigned nops = 0;
 
-		k[i] = (struct kernel){ specs[i].name, specs[i].prefill, specs[i].decode, 0, 0, 0, 0 };
+		k[i] = (struct kernel){ specs[i].name, specs[i].prefill, specs[i].decode, 0, 0, 0, 0,
+					0 };
 		if (only && !strstr(specs[i].name, only)) {
 			k[i].prefill = k[i].decode = 0;
 			continue;
@@ -289,8 +309,9 @@ int main(int argc, char **argv)
 		if (bench_plan(&k[i], &plan, ops, nops, reps))
 			return 1;
 		ops_plan_free(&plan);
-		printf("%-38s %8u %10.3f %10.2f %8llu %5d\n", k[i].name, k[i].launches, k[i].ms,
-		       k[i].device_us, (unsigned long long)k[i].cycles, k[i].prefill + k[i].decode);
+		printf("%-38s %8u %9.3f %9.3f %9.2f %8llu %5d\n", k[i].name, k[i].launches, k[i].ms,
+		       k[i].cpu_ms, k[i].device_us, (unsigned long long)k[i].cycles,
+		       k[i].prefill + k[i].decode);
 		prefill_ms += k[i].prefill * k[i].ms;
 		decode_ms += k[i].decode * k[i].ms;
 		prefill_us += k[i].prefill * k[i].device_us;
@@ -298,10 +319,10 @@ int main(int argc, char **argv)
 		prefill_n += k[i].prefill * k[i].launches;
 		decode_n += k[i].decode * k[i].launches;
 	}
-	printf("%-38s %8u %10.3f %10.2f\n", "prefill (sum over its launches)", prefill_n,
-	       prefill_ms, prefill_us);
-	printf("%-38s %8u %10.3f %10.2f\n", "decode step (sum over its launches)", decode_n,
-	       decode_ms, decode_us);
+	printf("%-38s %8u %9.3f %9s %9.2f\n", "prefill (sum over its launches)", prefill_n,
+	       prefill_ms, "", prefill_us);
+	printf("%-38s %8u %9.3f %9s %9.2f\n", "decode step (sum over its launches)", decode_n,
+	       decode_ms, "", decode_us);
 	if (argc > 1) {
 		FILE *f = fopen(argv[1], "w");
 

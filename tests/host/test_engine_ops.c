@@ -642,13 +642,15 @@ TEST(matmul_k_steps_and_tiles)
  * Every kernel path this CPU has (SPYRE_ENGINE_ISA caps gemm.c's choice:
  * portable, AVX2, AVX-512) on 1, 2 and 3 host threads: each result within
  * tolerance and bit-identical to the portable path on one thread, for
- * every input type, on shapes with partial row and column tiles, several
+ * every input type, on shapes with partial row and column tiles (each of
+ * the AVX-512 tile's row-count variants), several
  * k steps, and row panels fewer than threads (the column split).
  */
 TEST(matmul_every_simd_path_bit_identical)
 {
 	static const uint32_t shapes[][4] = {
 		{ 70, 100, 130, 1 }, { 33, 128, 40, 2 }, { 2, 384, 17, 3 }, { 16, 48, 16, 1 },
+		{ 3, 128, 20, 2 },	/* gemm.c's row-count variants: 6, 1, 2, 16, 3 rows */
 	};
 	static const unsigned threads[] = { 1, 2, 3 };
 	enum gemm_isa best = gemm_isa_supported();
