@@ -550,7 +550,12 @@ static enum spyre_engine_status fire_src(struct run *r, struct agent *a, uint64_
 	return SPYRE_ENGINE_OK;
 }
 
-/* Copy n sticks from the front of FIFO `from` into the free slots of `to`. */
+/*
+ * Copy n sticks from the front of FIFO `from` into the free slots of `to`.
+ * A stick of a lazy `from` still in device memory goes to a lazy `to` as
+ * where it lies (a ring multicast of weights then copies nothing), else
+ * its bytes are copied from there.
+ */
 static void fifo_transfer(const struct fifo *from, struct fifo *to, uint32_t n)
 {
 	uint32_t i = 0;
@@ -559,14 +564,36 @@ static void fifo_transfer(const struct fifo *from, struct fifo *to, uint32_t n)
 		uint32_t ps = (from->head + i) % from->cap;
 		uint32_t pd = (to->head + to->count + i) % to->cap;
 		uint32_t run = n - i;
+		uint8_t *dst = to->base + (size_t)pd * STICK_BYTES;
 
 		if (run > from->cap - ps)
 			run = from->cap - ps;
 		if (run > to->cap - pd)
 			run = to->cap - pd;
-		memcpy(to->base + (size_t)pd * STICK_BYTES, from->base + (size_t)ps * STICK_BYTES,
-		       (size_t)run * STICK_BYTES);
+		if (!from->src) {
+			memcpy(dst, from->base + (size_t)ps * STICK_BYTES, (size_t)run * STICK_BYTES);
+			if (to->src)
+				memset(&to->src[pd], 0, run * sizeof(*to->src));
+		} else {
+			for (uint32_t j = 0; j < run; j++) {
+				const uint8_t *p = from->src[ps + j];
+
+				if (to->src)
+					to->src[pd + j] = p;
+				if (!p || !to->src)
+					memcpy(dst + (size_t)j * STICK_BYTES,
+					       p ? p : from->base + (size_t)(ps + j) * STICK_BYTES,
+					       STICK_BYTES);
+			}
+		}
 		i += run;
+	}
+	/* What to now maps lies in what from maps (a superset is safe). */
+	if (from->src && to->src && from->lazy_lo < from->lazy_hi) {
+		if (from->lazy_lo < to->lazy_lo)
+			to->lazy_lo = from->lazy_lo;
+		if (from->lazy_hi > to->lazy_hi)
+			to->lazy_hi = from->lazy_hi;
 	}
 }
 
@@ -974,21 +1001,48 @@ static enum spyre_engine_status bind_endpoint(struct run *r, const struct core_p
 	return SPYRE_ENGINE_OK;
 }
 
-/*
- * Whether stream i of a core is lazy: from DRAM into a matmul, with a map
- * callback, so the matmul can read the sticks where they lie.
- */
-static bool stream_lazy(const struct run *r, const struct core_program *cp, unsigned i)
+/* Whether stream i of a core feeds a matmul. */
+static bool feeds_matmul(const struct core_program *cp, unsigned i)
 {
-	const struct stream_desc *d = &cp->streams[i];
-
-	if (!r->mem->map || d->src.kind != SPK_EP_DRAM || d->dst.kind != SPK_EP_OP)
-		return false;
 	for (unsigned o = 0; o < cp->num_ops; o++)
 		for (unsigned j = 0; j < cp->ops[o].num_in; j++)
 			if (cp->ops[o].in[j] == i)
 				return cp->ops[o].opcode == SPK_OPC_MATMUL;
 	return false;
+}
+
+/*
+ * Whether stream i of a core is lazy (with a map callback), so a matmul
+ * can read the sticks where they lie: from DRAM into a matmul; from DRAM
+ * to the ring when every receiving stream feeds a matmul; and such a
+ * receiving stream (fifo_transfer passes where the sticks lie along).
+ */
+static bool stream_lazy(const struct run *r, const struct core_program *cp, unsigned i)
+{
+	const struct spyre_program *prog = r->prog;
+	const struct stream_desc *d = &cp->streams[i];
+
+	if (!r->mem->map)
+		return false;
+	if (d->src.kind == SPK_EP_RING && d->dst.kind == SPK_EP_OP)	/* the loader checked */
+		return stream_lazy(r, &prog->cores[prog->core_slot[d->src.core]], d->src.ref);
+	if (d->src.kind != SPK_EP_DRAM)
+		return false;
+	if (d->dst.kind == SPK_EP_OP)
+		return feeds_matmul(cp, i);
+	if (d->dst.kind != SPK_EP_RING)
+		return false;
+	for (unsigned c = 0; c < prog->cfg.num_cores; c++) {
+		const struct core_program *rc;
+
+		if (!(d->dst.core & (1u << c)))
+			continue;
+		rc = &prog->cores[prog->core_slot[c]];
+		if (rc->streams[d->dst.ref].dst.kind != SPK_EP_OP ||
+		    !feeds_matmul(rc, d->dst.ref))
+			return false;
+	}
+	return true;
 }
 
 /* Scratchpad a core's run needs: its reservation plus what it declares. */
