@@ -188,6 +188,35 @@ TEST(fp16_and_bf16_encode_round_to_nearest_even)
 	EXPECT_TRUE(isnan(bf16_to_f32(f32_to_bf16(NAN))));
 }
 
+/*
+ * dtype_store's fp16 (F16C 8 at a time where the CPU has it) gives
+ * f32_to_fp16's bits for every float: 2^24 patterns spread over all 2^32
+ * (every sign, exponent, NaN payloads), stored at every offset mod 8.
+ */
+TEST(fp16_store_same_bits_as_f32_to_fp16)
+{
+	enum { CHUNK = 4099 };
+	static float src[CHUNK];
+	static uint8_t dst[2 * CHUNK];
+	unsigned bad = 0;
+	uint32_t u = 0;
+
+	for (uint32_t done = 0; done < (1u << 24); done += CHUNK) {
+		unsigned skip = done / CHUNK % 8;	/* vary the alignment */
+
+		for (unsigned i = 0; i < CHUNK; i++, u += 0x100 + 1)
+			memcpy(&src[i], &u, 4);
+		dtype_store(dst, SPK_DT_FP16, src + skip, CHUNK - skip, 0);
+		for (unsigned i = 0; i < CHUNK - skip; i++) {
+			uint16_t h;
+
+			memcpy(&h, dst + 2 * i, 2);
+			bad += h != f32_to_fp16(src[skip + i]);
+		}
+	}
+	EXPECT_EQ(bad, 0);
+}
+
 /* ---- row ops ------------------------------------------------------------ */
 
 struct row_case {
