@@ -260,6 +260,9 @@ SPYRE_EXPORT spyre_status spyre_device_close(spyre_device *device)
 		return spyre_set_error(SPYRE_ERROR_INVALID_HANDLE, "device %p is not open",
 				       (void *)device);
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		/* Once the streams are done: the op cache's kernels and scratch. */
+		if (order[i] == SPYRE_KIND_EXEC)
+			spyre_ops_device_closing(device);
 		while ((o = first_of(device, order[i]))) {
 			switch (order[i]) {
 			case SPYRE_KIND_STREAM:

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 
 #include "spyre/spyre.h"
+#include "spyre/spyre_ops.h"
 
 #define SPYRE_EXPORT __attribute__((visibility("default")))
 
@@ -149,6 +150,7 @@ struct spyre_node {
 	uint64_t args[64];		/* launch: snapshot */
 	struct spyre_kernel *kernel;	/* launch: holds a reference */
 	spyre_launch_profile *profile;	/* launch: user's record, written at retire */
+	struct spyre_op_prof *op_prof;	/* launch: an op call's profile it adds to */
 	uint64_t bytes;			/* for traces */
 	const char *name;		/* "htod", "dtoh", "dtod", "fill", kernel name ... */
 };
@@ -198,6 +200,31 @@ struct spyre_job {
 void spyre_job_init(struct spyre_job *job);
 /* Add a GEM handle to a job's list once; INVALID_ARGUMENT if full. */
 spyre_status spyre_job_add_bo(struct spyre_job *job, uint32_t handle);
+
+/* ---- the op library (ops/launch.c) ---- */
+
+/*
+ * An op call's profile while its launches run: each launch adds its
+ * statistics when it retires; the last reference (the call's own, or a
+ * retired launch's) writes *dst if every launch was profiled.
+ */
+struct spyre_op_prof {
+	_Atomic unsigned refs;
+	unsigned expected;		/* launches the op queued */
+	spyre_op_profile acc;
+	spyre_op_profile *dst;
+};
+
+struct spyre_op_prof *spyre_op_prof_new(spyre_op_profile *dst);
+void spyre_op_prof_add(struct spyre_op_prof *p, const spyre_launch_profile *lp);
+void spyre_op_prof_put(struct spyre_op_prof *p);
+/* spyre_kernel_launch() whose profile is added to @op (NULL: none); a
+ * launch captured into a graph is not. */
+spyre_status spyre_kernel_launch_op(spyre_stream *s, spyre_kernel *kernel,
+				    struct spyre_op_prof *op);
+
+/* Drop @dev's cached op programs and scratch buffers (at close). */
+void spyre_ops_device_closing(spyre_device *dev);
 
 /* ---- streams (stream.c) ---- */
 

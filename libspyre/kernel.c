@@ -226,7 +226,8 @@ void spyre_kernel_record_profile(struct spyre_kernel *k, const spyre_launch_prof
 	pthread_mutex_unlock(&k->prof_lock);
 }
 
-static spyre_status launch(spyre_stream *s, spyre_kernel *kernel, spyre_launch_profile *prof)
+static spyre_status launch(spyre_stream *s, spyre_kernel *kernel, spyre_launch_profile *prof,
+			   struct spyre_op_prof *op)
 {
 	spyre_status st = spyre_handle_check(s, SPYRE_KIND_STREAM, "stream");
 	struct spyre_node node;
@@ -250,9 +251,17 @@ static spyre_status launch(spyre_stream *s, spyre_kernel *kernel, spyre_launch_p
 		if (s->capture) {
 			st = spyre_graph_capture_node(s, &node, &job, NULL, 0);
 		} else {
+			/* The completion holds a reference on the op's profile. */
+			if (op) {
+				atomic_fetch_add(&op->refs, 1);
+				op->expected++;
+				node.op_prof = op;
+			}
 			job.nodes = &node;
 			job.nnodes = 1;
 			st = spyre_stream_submit(s, &job, NULL);
+			if (st != SPYRE_SUCCESS && op)
+				spyre_op_prof_put(op);
 		}
 		if (st != SPYRE_SUCCESS || s->capture)
 			spyre_kernel_put(kernel);	/* the capture took its own */
@@ -263,7 +272,13 @@ static spyre_status launch(spyre_stream *s, spyre_kernel *kernel, spyre_launch_p
 
 SPYRE_EXPORT spyre_status spyre_kernel_launch(spyre_stream *s, spyre_kernel *kernel)
 {
-	return launch(s, kernel, NULL);
+	return launch(s, kernel, NULL, NULL);
+}
+
+spyre_status spyre_kernel_launch_op(spyre_stream *s, spyre_kernel *kernel,
+				    struct spyre_op_prof *op)
+{
+	return launch(s, kernel, NULL, op);
 }
 
 SPYRE_EXPORT spyre_status spyre_kernel_launch_profiled(spyre_stream *s, spyre_kernel *kernel,
@@ -271,7 +286,7 @@ SPYRE_EXPORT spyre_status spyre_kernel_launch_profiled(spyre_stream *s, spyre_ke
 {
 	if (!profile)
 		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "profile is NULL");
-	return launch(s, kernel, profile);
+	return launch(s, kernel, profile, NULL);
 }
 
 SPYRE_EXPORT spyre_status spyre_kernel_last_profile(spyre_kernel *kernel,

@@ -72,6 +72,17 @@ void spyre_bo_destroy(spyre_device *dev, struct spyre_bo *bo)
 	if (bo->map)
 		munmap(bo->map, bo->size);
 	if (bo->handle) {
+		struct drm_spyre_bo_wait w;
+
+		/*
+		 * The driver unmaps a buffer from this open's address space when
+		 * its handle closes, even under queued jobs, and may then give the
+		 * addresses to a new buffer: let every job using it finish first.
+		 */
+		memset(&w, 0, sizeof(w));
+		w.handle = bo->handle;
+		w.timeout_ns = INT64_MAX;
+		spyre_ioctl(dev->fd, DRM_IOCTL_SPYRE_BO_WAIT, &w);
 		memset(&cl, 0, sizeof(cl));
 		cl.handle = bo->handle;
 		spyre_ioctl(dev->fd, DRM_IOCTL_GEM_CLOSE, &cl);

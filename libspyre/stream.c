@@ -411,9 +411,13 @@ static void release(struct spyre_completion *c)
 	if (c->exec) {
 		spyre_exec_put(c->exec);
 	} else {
-		for (uint32_t i = 0; i < c->nnodes; i++)
+		for (uint32_t i = 0; i < c->nnodes; i++) {
 			if (c->nodes[i].kernel)
 				spyre_kernel_put(c->nodes[i].kernel);
+			/* Only launches set op_prof (other nodes may leave it unset). */
+			if (c->nodes[i].kind == NODE_LAUNCH && c->nodes[i].op_prof)
+				spyre_op_prof_put(c->nodes[i].op_prof);
+		}
 		free(c->nodes);
 	}
 }
@@ -447,6 +451,8 @@ static void complete(spyre_stream *s, struct spyre_completion *c)
 			p.end_ns = t1;
 			if (n->profile)
 				*n->profile = p;
+			if (n->op_prof)
+				spyre_op_prof_add(n->op_prof, &p);
 			if (n->kernel)
 				spyre_kernel_record_profile(n->kernel, &p);
 			if (c->exec)
@@ -709,9 +715,12 @@ spyre_status spyre_stream_submit(spyre_stream *s, struct spyre_job *job, uint64_
 		if (!c->nodes) {
 			/* Submitted: wait so nothing is lost, then drop the refs. */
 			wait_timeline(s, pt);
-			for (uint32_t i = 0; i < job->nnodes; i++)
+			for (uint32_t i = 0; i < job->nnodes; i++) {
 				if (job->nodes[i].kernel)
 					spyre_kernel_put(job->nodes[i].kernel);
+				if (job->nodes[i].kind == NODE_LAUNCH && job->nodes[i].op_prof)
+					spyre_op_prof_put(job->nodes[i].op_prof);
+			}
 			c->nnodes = 0;
 		} else {
 			memcpy(c->nodes, job->nodes, sizeof(*c->nodes) * job->nnodes);

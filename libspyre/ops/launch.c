@@ -4,7 +4,18 @@
  * cache (generating and loading it on a miss), set every kernel's
  * arguments and launch them on the stream.  The cache is one list under a
  * mutex; each entry has its own mutex held across set_arg + launch, since
- * a kernel's arguments are shared state.
+ * a kernel's arguments are shared state, and a count of the calls using
+ * it, so that spyre_ops_cache_clear() from another thread never frees an
+ * entry under a call.  spyre_device_close() drops the device's entries
+ * (their kernels and scratch buffer) before it frees the rest.
+ *
+ * An entry's scratch buffer (the unfused MLP's h) is shared by every
+ * stream that runs the entry.  That is safe because one call's launches
+ * are queued contiguously under the entry's lock and the driver makes
+ * every job wait for the earlier jobs that listed one of its buffers: the
+ * second stream's first launch, which lists the scratch buffer, waits for
+ * the first stream's last.  (The kernels' images are listed the same way,
+ * so two streams running one cached op take turns in any case.)
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -33,6 +44,8 @@ struct op_entry {
 	spyre_kernel **kernels;
 	struct ops_launch *launches;	/* argument maps (images freed) */
 	spyre_buffer *temp;
+	unsigned users;			/* calls using it (under cache_lock) */
+	int unlisted;			/* dropped from the cache: last user frees it */
 };
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -58,21 +71,100 @@ static int entry_stale(const struct op_entry *e)
 	return e->temp && spyre_buffer_size(e->temp) == 0;
 }
 
-SPYRE_EXPORT spyre_status spyre_ops_cache_clear(spyre_device *dev)
+/* Take @e off the list (under cache_lock); free it unless a call uses it. */
+static void entry_unlist(struct op_entry **pp, struct op_entry *e)
+{
+	*pp = e->next;
+	e->next = NULL;
+	e->unlisted = 1;
+	if (!e->users)
+		entry_free(e);
+}
+
+static void entry_put(struct op_entry *e)
+{
+	pthread_mutex_lock(&cache_lock);
+	if (!--e->users && e->unlisted)
+		entry_free(e);
+	pthread_mutex_unlock(&cache_lock);
+}
+
+static void cache_drop(spyre_device *dev)
 {
 	struct op_entry **pp, *e;
 
 	pthread_mutex_lock(&cache_lock);
 	for (pp = &cache; (e = *pp);) {
-		if (!dev || e->key.dev == dev) {
-			*pp = e->next;
-			entry_free(e);
-		} else {
+		if (!dev || e->key.dev == dev)
+			entry_unlist(pp, e);
+		else
 			pp = &e->next;
-		}
 	}
 	pthread_mutex_unlock(&cache_lock);
-	return SPYRE_SUCCESS;
+}
+
+SPYRE_EXPORT spyre_status spyre_ops_cache_clear(spyre_device *dev)
+{
+	cache_drop(dev);
+	return spyre_done(SPYRE_SUCCESS);
+}
+
+/* spyre_device_close(): the device's programs and scratch go first. */
+void spyre_ops_device_closing(spyre_device *dev)
+{
+	cache_drop(dev);
+}
+
+/* ---- op profiles ---- */
+
+static _Thread_local spyre_op_profile *profile_next;
+
+SPYRE_EXPORT spyre_status spyre_ops_profile_next(spyre_op_profile *profile)
+{
+	profile_next = profile;
+	return spyre_done(SPYRE_SUCCESS);
+}
+
+struct spyre_op_prof *spyre_op_prof_new(spyre_op_profile *dst)
+{
+	struct spyre_op_prof *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	atomic_init(&p->refs, 1);	/* the op call's own */
+	p->dst = dst;
+	return p;
+}
+
+/* Under the stream's lock: one op's launches are all on one stream. */
+void spyre_op_prof_add(struct spyre_op_prof *p, const spyre_launch_profile *lp)
+{
+	spyre_launch_profile *t = &p->acc.total;
+
+	if (!p->acc.launches || lp->start_ns < t->start_ns)
+		t->start_ns = lp->start_ns;
+	if (lp->end_ns > t->end_ns)
+		t->end_ns = lp->end_ns;
+	t->device_cycles += lp->device_cycles;
+	t->device_ns += lp->device_ns;
+	t->dram_bytes_read += lp->dram_bytes_read;
+	t->dram_bytes_written += lp->dram_bytes_written;
+	t->ring_bytes += lp->ring_bytes;
+	t->ring_byte_hops += lp->ring_byte_hops;
+	t->op_firings += lp->op_firings;
+	t->macs += lp->macs;
+	for (int c = 0; c < SPYRE_MAX_CORES; c++)
+		t->core_busy_cycles[c] += lp->core_busy_cycles[c];
+	p->acc.launches++;
+}
+
+void spyre_op_prof_put(struct spyre_op_prof *p)
+{
+	if (atomic_fetch_sub(&p->refs, 1) != 1)
+		return;
+	if (p->expected && p->acc.launches == p->expected)
+		*p->dst = p->acc;
+	free(p);
 }
 
 static spyre_status generate(const struct op_key *k, struct ops_plan *plan)
@@ -158,8 +250,7 @@ static spyre_status entry_get(const struct op_key *k, struct op_entry **out)
 			continue;
 		if (!entry_stale(e))
 			break;
-		*pp = e->next;
-		entry_free(e);
+		entry_unlist(pp, e);
 		e = NULL;
 		break;
 	}
@@ -172,6 +263,7 @@ static spyre_status entry_get(const struct op_key *k, struct op_entry **out)
 		e->next = cache;
 		cache = e;
 	}
+	e->users++;
 	pthread_mutex_unlock(&cache_lock);
 	*out = e;
 	return SPYRE_SUCCESS;
@@ -231,11 +323,14 @@ static spyre_status run_op(const char *fn, spyre_stream *s, struct op_key *k,
 			   const spyre_tensor *const *t, const char *const *names, unsigned n)
 {
 	const spyre_tensor *ops[OPS_MAX_OPERANDS];
+	spyre_op_profile *want = profile_next;
+	struct spyre_op_prof *prof = NULL;
 	unsigned nops = 0;
 	struct op_entry *e;
 	spyre_device *dev;
 	spyre_status st;
 
+	profile_next = NULL;	/* this call takes it, whatever happens */
 	if (!s)
 		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "%s: stream is NULL", fn);
 	dev = spyre_stream_device(s);
@@ -253,6 +348,10 @@ static spyre_status run_op(const char *fn, spyre_stream *s, struct op_key *k,
 	}
 	if ((st = entry_get(k, &e)))
 		return st;
+	if (want && !(prof = spyre_op_prof_new(want))) {
+		entry_put(e);
+		return spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+	}
 	pthread_mutex_lock(&e->lock);
 	for (unsigned i = 0; !st && i < e->n; i++) {
 		const struct ops_launch *l = &e->launches[i];
@@ -269,9 +368,15 @@ static spyre_status run_op(const char *fn, spyre_stream *s, struct op_key *k,
 						     fn, a, l->arg[a]);
 		}
 		if (!st)
-			st = spyre_kernel_launch(s, e->kernels[i]);
+			st = spyre_kernel_launch_op(s, e->kernels[i], prof);
 	}
 	pthread_mutex_unlock(&e->lock);
+	entry_put(e);
+	if (prof) {
+		if (st)
+			prof->expected = 0;	/* not every launch queued: write nothing */
+		spyre_op_prof_put(prof);
+	}
 	return st;
 }
 

@@ -385,6 +385,224 @@ TEST(mlp_against_cpu)
 	EXPECT_EQ(run_mlp(300, 64, 256, 70), 0);	/* fused, weights multicast */
 }
 
+/*
+ * Two streams on different hardware queues (so their work overlaps on the
+ * card) run the same unfused MLP (one cached plan, one device scratch
+ * buffer for h) on different inputs, several times each, interleaved.
+ * Both results must equal what each gets alone, bit for bit.
+ */
+TEST(two_streams_share_one_mlp_plan)
+{
+	spyre_stream *s2 = NULL;
+	struct vt x[2], w1, w2, y[2];
+	float *alone[2] = { NULL, NULL };
+	const uint32_t M = 40, K = 96, F = 1000, N = 72;	/* F % 64 != 0: unfused */
+	unsigned bad = 0;
+
+	if (setup())
+		SKIP("no device");
+	ASSERT_EQ(spyre_stream_create(dev, 3, &s2), SPYRE_SUCCESS);
+	ASSERT_EQ(vt_make(&x[0], lay(SPYRE_DTYPE_FP16, 2, M, K, 0), 1, -1, 1), 0);
+	ASSERT_EQ(vt_make(&x[1], lay(SPYRE_DTYPE_FP16, 2, M, K, 0), 1, -1, 1), 0);
+	ASSERT_EQ(vt_make(&w1, lay(SPYRE_DTYPE_FP16, 2, K, F, 0), 1, -1, 1), 0);
+	ASSERT_EQ(vt_make(&w2, lay(SPYRE_DTYPE_FP16, 2, F, N, 0), 1, -1, 1), 0);
+	ASSERT_EQ(vt_make(&y[0], lay(SPYRE_DTYPE_FP32, 2, M, N, 0), 0, 0, 0), 0);
+	ASSERT_EQ(vt_make(&y[1], lay(SPYRE_DTYPE_FP32, 2, M, N, 0), 0, 0, 0), 0);
+	for (int i = 0; i < 2; i++) {
+		alone[i] = malloc((size_t)M * N * sizeof(float));
+		ASSERT_TRUE(alone[i] != NULL);
+		ASSERT_EQ(spyre_op_mlp(stream, &x[i].t, &w1.t, SPYRE_ACT_GELU, &w2.t, &y[i].t),
+			  SPYRE_SUCCESS);
+		ASSERT_EQ(spyre_stream_synchronize(stream), SPYRE_SUCCESS);
+		ASSERT_EQ(vt_fetch(&y[i]), 0);
+		memcpy(alone[i], y[i].host, (size_t)M * N * sizeof(float));
+	}
+	/* x[0] and x[1] differ, so their results do. */
+	EXPECT_TRUE(memcmp(alone[0], alone[1], (size_t)M * N * sizeof(float)) != 0);
+	for (int round = 0; round < 4; round++) {
+		ASSERT_EQ(spyre_memset64(y[0].t.buf, 0, ~0ull, y[0].t.layout.bytes), SPYRE_SUCCESS);
+		ASSERT_EQ(spyre_memset64(y[1].t.buf, 0, ~0ull, y[1].t.layout.bytes), SPYRE_SUCCESS);
+		for (int rep = 0; rep < 3; rep++) {
+			ASSERT_EQ(spyre_op_mlp(stream, &x[0].t, &w1.t, SPYRE_ACT_GELU, &w2.t,
+					       &y[0].t), SPYRE_SUCCESS);
+			ASSERT_EQ(spyre_op_mlp(s2, &x[1].t, &w1.t, SPYRE_ACT_GELU, &w2.t, &y[1].t),
+				  SPYRE_SUCCESS);
+		}
+		ASSERT_EQ(spyre_stream_synchronize(stream), SPYRE_SUCCESS);
+		ASSERT_EQ(spyre_stream_synchronize(s2), SPYRE_SUCCESS);
+		for (int i = 0; i < 2; i++) {
+			unsigned diff = 0;
+
+			bad += vt_fetch(&y[i]);
+			for (size_t e = 0; e < (size_t)M * N; e++)
+				diff += memcmp(&y[i].host[e], &alone[i][e], sizeof(float)) != 0;
+			if (diff)
+				printf("  # round %d, stream %d: %u of %u values differ from its "
+				       "run alone\n", round, i, diff, M * N);
+			bad += diff;
+		}
+	}
+	EXPECT_EQ(bad, 0);
+	for (int i = 0; i < 2; i++) {
+		vt_free(&x[i]);
+		vt_free(&y[i]);
+		free(alone[i]);
+	}
+	vt_free(&w1);
+	vt_free(&w2);
+	EXPECT_EQ(spyre_stream_destroy(s2), SPYRE_SUCCESS);
+}
+
+static uint64_t busy_sum(const spyre_launch_profile *p)
+{
+	uint64_t sum = 0;
+
+	for (int c = 0; c < SPYRE_MAX_CORES; c++)
+		sum += p->core_busy_cycles[c];
+	return sum;
+}
+
+/*
+ * Op profiles add up the op's launches: a matmul's one launch is the
+ * kernel's own profile; the unfused MLP's two matmuls sum to its; the
+ * call after is not profiled; a captured call writes nothing.
+ */
+TEST(op_profiles_add_up_their_launches)
+{
+	const uint32_t M = 24, K = 96, F = 200, N = 40;	/* F % 64 != 0: unfused MLP */
+	struct vt x, w1, w2, h, y;
+	spyre_op_profile mm1, mm2, mlp, again, cap;
+	spyre_graph *g = NULL;
+
+	if (setup())
+		SKIP("no device");
+	ASSERT_EQ(vt_make(&x, lay(SPYRE_DTYPE_FP16, 2, M, K, 0), 1, -1, 1), 0);
+	ASSERT_EQ(vt_make(&w1, lay(SPYRE_DTYPE_FP16, 2, K, F, 0), 1, -1, 1), 0);
+	ASSERT_EQ(vt_make(&w2, lay(SPYRE_DTYPE_FP16, 2, F, N, 0), 1, -1, 1), 0);
+	ASSERT_EQ(vt_make(&h, lay(SPYRE_DTYPE_FP16, 2, M, F, 0), 0, 0, 0), 0);
+	ASSERT_EQ(vt_make(&y, lay(SPYRE_DTYPE_FP32, 2, M, N, 0), 0, 0, 0), 0);
+	memset(&mm1, 0xa5, sizeof(mm1));
+	memset(&mm2, 0xa5, sizeof(mm2));
+	memset(&mlp, 0xa5, sizeof(mlp));
+	memset(&again, 0xa5, sizeof(again));
+	memset(&cap, 0xa5, sizeof(cap));
+	/* The MLP's two halves by hand, each profiled, then the MLP itself. */
+	ASSERT_EQ(spyre_ops_profile_next(&mm1), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_op_matmul(stream, &x.t, &w1.t, SPYRE_ACT_SILU, &h.t), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_ops_profile_next(&mm2), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_op_matmul(stream, &h.t, &w2.t, SPYRE_ACT_NONE, &y.t), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_ops_profile_next(&mlp), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_op_mlp(stream, &x.t, &w1.t, SPYRE_ACT_SILU, &w2.t, &y.t), SPYRE_SUCCESS);
+	/* One call only: this one is not profiled into anything. */
+	ASSERT_EQ(spyre_op_mlp(stream, &x.t, &w1.t, SPYRE_ACT_SILU, &w2.t, &y.t), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_stream_synchronize(stream), SPYRE_SUCCESS);
+	printf("  # matmul 1: %u launches, %llu ns, %llu MACs, %llu B read; matmul 2: %u, %llu ns; "
+	       "mlp: %u, %llu ns, %llu MACs, %llu B read, %llu B written, %llu busy cycles\n",
+	       mm1.launches, (unsigned long long)mm1.total.device_ns,
+	       (unsigned long long)mm1.total.macs, (unsigned long long)mm1.total.dram_bytes_read,
+	       mm2.launches, (unsigned long long)mm2.total.device_ns, mlp.launches,
+	       (unsigned long long)mlp.total.device_ns, (unsigned long long)mlp.total.macs,
+	       (unsigned long long)mlp.total.dram_bytes_read,
+	       (unsigned long long)mlp.total.dram_bytes_written,
+	       (unsigned long long)busy_sum(&mlp.total));
+	EXPECT_TRUE(mm1.launches >= 1);
+	EXPECT_TRUE(mm2.launches >= 1);
+	EXPECT_EQ(mlp.launches, mm1.launches + mm2.launches);
+	/* Same programs, same data: the sums are the halves' sums. */
+	EXPECT_EQ(mlp.total.macs, mm1.total.macs + mm2.total.macs);
+	EXPECT_TRUE(mm1.total.macs >= (uint64_t)M * K * F);
+	EXPECT_TRUE(mm2.total.macs >= (uint64_t)M * F * N);
+	EXPECT_EQ(mlp.total.dram_bytes_read, mm1.total.dram_bytes_read + mm2.total.dram_bytes_read);
+	EXPECT_EQ(mlp.total.dram_bytes_written,
+		  mm1.total.dram_bytes_written + mm2.total.dram_bytes_written);
+	EXPECT_TRUE(mlp.total.dram_bytes_read >= x.t.layout.bytes + w1.t.layout.bytes +
+						 w2.t.layout.bytes);
+	EXPECT_TRUE(mlp.total.dram_bytes_written >= y.t.layout.bytes);
+	EXPECT_EQ(mlp.total.device_cycles, mm1.total.device_cycles + mm2.total.device_cycles);
+	EXPECT_EQ(busy_sum(&mlp.total), busy_sum(&mm1.total) + busy_sum(&mm2.total));
+	EXPECT_TRUE(busy_sum(&mlp.total) > 0);
+	EXPECT_TRUE(mlp.total.device_ns > 0);
+	EXPECT_TRUE(mlp.total.end_ns > mlp.total.start_ns);
+	EXPECT_TRUE(mlp.total.end_ns - mlp.total.start_ns >= mlp.total.device_ns);
+	EXPECT_TRUE(mm1.total.end_ns <= mm2.total.start_ns);
+	EXPECT_TRUE(mm2.total.end_ns <= mlp.total.start_ns);
+	/* Not asked for: untouched. */
+	for (size_t i = 0; i < sizeof(again); i++)
+		if (((uint8_t *)&again)[i] != 0xa5) {
+			EXPECT_TRUE(!"an unrequested profile was written");
+			break;
+		}
+	/* Captured into a graph: nothing written (the exec has the launches). */
+	ASSERT_EQ(spyre_stream_begin_capture(stream), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_ops_profile_next(&cap), SPYRE_SUCCESS);
+	EXPECT_EQ(spyre_op_matmul(stream, &x.t, &w1.t, SPYRE_ACT_SILU, &h.t), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_stream_end_capture(stream, &g), SPYRE_SUCCESS);
+	EXPECT_EQ(spyre_graph_destroy(g), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_stream_synchronize(stream), SPYRE_SUCCESS);
+	EXPECT_EQ(((uint8_t *)&cap)[0], 0xa5);
+	/* A call that fails to queue takes the request and writes nothing. */
+	ASSERT_EQ(spyre_ops_profile_next(&cap), SPYRE_SUCCESS);
+	EXPECT_EQ(spyre_op_matmul(stream, &x.t, &x.t, SPYRE_ACT_NONE, &h.t),
+		  SPYRE_ERROR_INVALID_ARGUMENT);
+	ASSERT_EQ(spyre_op_matmul(stream, &x.t, &w1.t, SPYRE_ACT_SILU, &h.t), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_stream_synchronize(stream), SPYRE_SUCCESS);
+	EXPECT_EQ(((uint8_t *)&cap)[0], 0xa5);
+	vt_free(&x);
+	vt_free(&w1);
+	vt_free(&w2);
+	vt_free(&h);
+	vt_free(&y);
+}
+
+/* A thread clearing the whole cache over and over while others run ops. */
+static _Atomic int clearing;
+
+static void *clear_main(void *arg)
+{
+	(void)arg;
+	while (clearing)
+		spyre_ops_cache_clear(NULL);
+	return NULL;
+}
+
+/*
+ * The cache's programs and scratch belong to their device: closing it drops
+ * them (a new open of the card, often at the same address, builds its
+ * own), and clearing the cache from another thread while calls run never
+ * frees an entry under a call.
+ */
+TEST(op_cache_follows_its_device)
+{
+	pthread_t clearer;
+	unsigned bad = 0;
+
+	if (setup())
+		SKIP("no device");
+	/* The suite's device goes; three opens of the card in turn. */
+	spyre_stream_destroy(stream);
+	spyre_device_close(dev);
+	stream = NULL;
+	dev = NULL;
+	for (int round = 0; round < 3; round++) {
+		ASSERT_EQ(setup(), 0);
+		bad += run_mlp(3, 65, 130, 33);		/* unfused: a scratch buffer */
+		bad += run_matmul(17, 40, 9, SPYRE_DTYPE_FP32, SPYRE_DTYPE_FP32, SPYRE_ACT_NONE);
+		if (round == 2) {
+			clearing = 1;
+			ASSERT_EQ(pthread_create(&clearer, NULL, clear_main, NULL), 0);
+			for (int i = 0; i < 4; i++)
+				bad += run_mlp(3, 65, 130, 33);
+			clearing = 0;
+			pthread_join(clearer, NULL);
+		}
+		EXPECT_EQ(spyre_stream_destroy(stream), SPYRE_SUCCESS);
+		EXPECT_EQ(spyre_device_close(dev), SPYRE_SUCCESS);
+		stream = NULL;
+		dev = NULL;
+	}
+	EXPECT_EQ(bad, 0);
+}
+
 TEST(transpose_exact)
 {
 	struct vt x, y;

@@ -234,6 +234,45 @@ TEST(blocking_copies_fill_and_dtod)
 	spyre_device_close(dev);
 }
 
+/*
+ * A buffer freed while queued work still reads it: the free waits for that
+ * work, so a buffer allocated right after (which may get the same device
+ * addresses) is not what the queued copies read, and nothing faults.
+ */
+TEST(free_waits_for_queued_work_on_the_buffer)
+{
+	const uint64_t bytes = 8 << 20;
+	spyre_device *dev = open_dev();
+	spyre_buffer *src = NULL, *dst[4] = { NULL }, *next = NULL;
+	spyre_stream *s = NULL;
+	uint64_t *host = malloc(bytes);
+	uint64_t src_va, bad = 0;
+
+	ASSERT_TRUE(dev && host);
+	ASSERT_EQ(spyre_stream_create(dev, 1, &s), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_buffer_alloc(dev, bytes, 0, &src), SPYRE_SUCCESS);
+	for (int i = 0; i < 4; i++)
+		ASSERT_EQ(spyre_buffer_alloc(dev, bytes, 0, &dst[i]), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_memset64(src, 0, 0x1111111111111111ULL, bytes), SPYRE_SUCCESS);
+	src_va = spyre_buffer_device_address(src);
+	for (int i = 0; i < 4; i++)
+		ASSERT_EQ(spyre_memcpy_dtod_async(s, dst[i], 0, src, 0, bytes), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_buffer_free(src), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_buffer_alloc(dev, bytes, 0, &next), SPYRE_SUCCESS);
+	printf("  # freed buffer at 0x%llx, next at 0x%llx\n", (unsigned long long)src_va,
+	       (unsigned long long)spyre_buffer_device_address(next));
+	ASSERT_EQ(spyre_memset64(next, 0, 0x2222222222222222ULL, bytes), SPYRE_SUCCESS);
+	EXPECT_EQ(spyre_stream_synchronize(s), SPYRE_SUCCESS);
+	for (int i = 0; i < 4; i++) {
+		ASSERT_EQ(spyre_memcpy_dtoh(host, dst[i], 0, bytes), SPYRE_SUCCESS);
+		for (uint64_t k = 0; k < bytes / 8; k++)
+			bad += host[k] != 0x1111111111111111ULL;
+	}
+	EXPECT_EQ(bad, 0);
+	free(host);
+	EXPECT_EQ(spyre_device_close(dev), SPYRE_SUCCESS);
+}
+
 TEST(async_copies_staging_rules_and_query)
 {
 	const size_t n = 3 * 1024 * 1024;

@@ -23,7 +23,9 @@
  * like a kernel launch (and is recorded by graph capture like one): its
  * tensors must stay allocated until the stream passes it.  An op that
  * needs device scratch memory (the unfused MLP's intermediate) keeps one
- * per cached op: two streams running the same such op at once share it.
+ * per cached op, shared by every stream running it: the launches of one
+ * call are queued together and the driver orders jobs that use a buffer,
+ * so two streams running the same op take turns on the card.
  */
 #ifndef SPYRE_SPYRE_OPS_H
 #define SPYRE_SPYRE_OPS_H
@@ -189,12 +191,34 @@ spyre_status spyre_op_permute(spyre_stream *s, const spyre_tensor *x, const uint
 
 /*
  * Drop @dev's cached op programs (NULL: every device's), destroying their
- * kernels and temporaries.  Call it before spyre_device_close(), or the
- * entries stay until the process ends (an entry whose kernels the close
- * destroyed is detected and rebuilt if the device is opened again).  Must
- * not race with op calls on @dev.
+ * kernels and temporaries once no op call uses them (calls already queued
+ * keep running).  spyre_device_close() drops the device's own entries.
+ * May be called from any thread at any time.
  */
 spyre_status spyre_ops_cache_clear(spyre_device *dev);
+
+/* ------------------------------------------------------------------------
+ * Op profiles (since 0.2).  An op call queues one or more kernel launches;
+ * its profile adds up their statistics (spyre_launch_profile): device
+ * cycles and time, DRAM bytes, ring traffic, firings, MACs and each core's
+ * busy cycles are sums over the launches, start_ns is the first launch's
+ * start and end_ns the last one's end on the card's clock.
+ * ------------------------------------------------------------------------ */
+typedef struct spyre_op_profile {
+	uint32_t launches;		/* kernel launches the op call made */
+	spyre_launch_profile total;	/* summed over them (above) */
+} spyre_op_profile;
+
+/*
+ * Profile the next op call (spyre_op_*) this thread makes into @profile
+ * (NULL cancels): *@profile is written when the call's stream is
+ * synchronised after its last launch (the rule of spyre_kernel_launch's
+ * profile), and only if every launch of it completed.  One call only: the
+ * one after is not profiled unless this is called again.  A call that
+ * fails to queue, or that a capturing stream records into a graph, writes
+ * nothing (spyre_graph_exec_profile has the replays' launches).
+ */
+spyre_status spyre_ops_profile_next(spyre_op_profile *profile);
 
 #ifdef __cplusplus
 }
