@@ -151,8 +151,9 @@ typedef struct spyre_graph_exec spyre_graph_exec;	/* an instantiated graph */
 spyre_status spyre_buffer_alloc(spyre_device *dev, uint64_t bytes, uint32_t flags,
 				spyre_buffer **buf);
 
-/* Free a buffer; NULL is accepted.  Work already queued that uses it still
- * completes (the driver holds the memory until then). */
+/* Free a buffer; NULL is accepted.  Work already queued that uses it (on
+ * any stream) runs on the buffer as it was: the call waits for that work,
+ * then frees.  (Before 0.2 it did not wait and such work could fault.) */
 spyre_status spyre_buffer_free(spyre_buffer *buf);
 
 /* Requested size in bytes (0 for an invalid handle). */
@@ -344,7 +345,8 @@ spyre_status spyre_event_elapsed_ms(spyre_event *start, spyre_event *end, double
  * buffers. */
 spyre_status spyre_kernel_load(spyre_device *dev, const void *image, size_t bytes,
 			       spyre_kernel **kernel);
-spyre_status spyre_kernel_destroy(spyre_kernel *kernel);	/* NULL ok */
+/* NULL ok; waits for queued launches of the kernel, like spyre_buffer_free. */
+spyre_status spyre_kernel_destroy(spyre_kernel *kernel);
 /* Entries in the program's argument block (0 for an invalid handle). */
 uint32_t spyre_kernel_num_args(const spyre_kernel *kernel);
 
