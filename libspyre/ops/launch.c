@@ -44,6 +44,7 @@ struct op_entry {
 	spyre_kernel **kernels;
 	struct ops_launch *launches;	/* argument maps (images freed) */
 	spyre_buffer *temp;
+	uint64_t temp2_offset;
 	unsigned users;			/* calls using it (under cache_lock) */
 	int unlisted;			/* dropped from the cache: last user frees it */
 };
@@ -226,6 +227,7 @@ static spyre_status entry_create(const struct op_key *k, struct op_entry **out)
 	}
 	if (!st && plan.temp_bytes)
 		st = spyre_buffer_alloc(k->dev, plan.temp_bytes, SPYRE_MEM_DEVICE, &e->temp);
+	e->temp2_offset = plan.temp2_offset;
 	ops_plan_free(&plan);
 	if (st) {
 		/* Cleaning up makes runtime calls, which reset the detail. */
@@ -359,6 +361,9 @@ static spyre_status run_op(const char *fn, spyre_stream *s, struct op_key *k,
 		for (unsigned a = 0; !st && a < l->num_args; a++) {
 			if (l->arg[a] == OPS_ARG_TEMP)
 				st = spyre_kernel_set_arg(e->kernels[i], a, e->temp, 0);
+			else if (l->arg[a] == OPS_ARG_TEMP2)
+				st = spyre_kernel_set_arg(e->kernels[i], a, e->temp,
+							  e->temp2_offset);
 			else if (l->arg[a] < nops)
 				st = spyre_kernel_set_arg(e->kernels[i], a, ops[l->arg[a]]->buf,
 							  ops[l->arg[a]]->offset);

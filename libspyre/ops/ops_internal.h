@@ -28,6 +28,8 @@
  * tensors in the order its generator documents), or the plan's temporary
  * device buffer. */
 #define OPS_ARG_TEMP		0xff
+/* A second temporary: the same buffer, from plan->temp2_offset on. */
+#define OPS_ARG_TEMP2		0xfe
 
 struct ops_launch {
 	uint8_t *image;
@@ -40,6 +42,7 @@ struct ops_plan {
 	unsigned num_launches, cap;
 	struct ops_launch *launches;
 	uint64_t temp_bytes;		/* device scratch memory the plan needs */
+	uint64_t temp2_offset;		/* where OPS_ARG_TEMP2 starts in it (128-aligned) */
 	char what[96];			/* "matmul 100x200x300 fp16->fp32 relu, 2 launches" */
 };
 
@@ -82,7 +85,9 @@ spyre_status ops_gen_norm(int rms, const spyre_layout *x, const spyre_layout *ga
 spyre_status ops_gen_mlp(const spyre_layout *x, const spyre_layout *w1, spyre_act act,
 			 const spyre_layout *w2, const spyre_layout *y, enum ops_mlp_mode mode,
 			 struct ops_plan *plan);
-/* x, y: y's dim i is x's dim perm[i]; the last dim stays last */
+/* x, y: y's dim i is x's dim perm[i].  Keeping the last dim last: one
+ * strided copy; moving it: up to a copy, a transpose and a copy through
+ * temporaries (OPS_ARG_TEMP, OPS_ARG_TEMP2). */
 spyre_status ops_gen_permute(const spyre_layout *x, const uint32_t *perm, const spyre_layout *y,
 			     struct ops_plan *plan);
 /* x, y */

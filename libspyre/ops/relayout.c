@@ -3,7 +3,9 @@
  * Relayout.  Permutations that keep the last dimension innermost move
  * whole rows: per core, a stream whose source loop nest walks x in y's
  * order feeds a COPY op (which writes padding lanes as 0 and may convert
- * the dtype) into y.
+ * the dtype) into y.  One that moves the last dimension is up to three
+ * plans through device temporaries: a row permute bringing y's last dim
+ * second to last, a transpose, and a row permute into y's order.
  *
  * Transpose: y [.., C, R] = x [.., R, C] with the last two dims swapped.
  * Tiles of up to 64 x 64 elements (whole sticks on both sides, since 64
@@ -163,38 +165,15 @@ spyre_status ops_gen_transpose(const spyre_layout *x, const spyre_layout *y,
 /* Sticks a core streams at most per launch (with its COPY: ~2^26 of work). */
 #define PERMUTE_CORE_STICKS	(1u << 24)
 
-spyre_status ops_gen_permute(const spyre_layout *x, const uint32_t *perm, const spyre_layout *y,
-			     struct ops_plan *plan)
+/* The last dim stays last: rows move whole (perm and shapes checked). */
+static spyre_status permute_rows(const spyre_layout *x, const uint32_t *perm,
+				 const spyre_layout *y, const uint8_t *args, struct ops_plan *plan)
 {
 	static const char fn[] = "spyre_op_permute";
-	static const uint8_t args[2] = { 0, 1 };
-	uint32_t n, seen = 0, rs, ors, outer, per_slice, rpf;
+	uint32_t n = x->ndim, rs, ors, outer, per_slice, rpf;
 	uint64_t slice_rows;
-	spyre_status st;
+	spyre_status st = SPYRE_SUCCESS;
 
-	if ((st = ops_check_layout(fn, "x", x)) || (st = ops_check_layout(fn, "y", y)))
-		return st;
-	if (!perm)
-		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "%s: perm is NULL", fn);
-	n = x->ndim;
-	for (uint32_t i = 0; i < n; i++) {
-		if (perm[i] >= n || (seen >> perm[i] & 1))
-			return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
-					       "%s: perm is not a permutation of 0..%u", fn, n - 1);
-		seen |= 1u << perm[i];
-	}
-	if (perm[n - 1] != n - 1)
-		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
-				       "%s: the last dim must stay last (use spyre_op_transpose "
-				       "to move it)", fn);
-	if (y->ndim != n)
-		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "%s: y must have x's rank",
-				       fn);
-	for (uint32_t i = 0; i < n; i++)
-		if (y->shape[i] != x->shape[perm[i]])
-			return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
-					       "%s: y's dim %u is %u, x's dim %u is %u", fn, i,
-					       y->shape[i], perm[i], x->shape[perm[i]]);
 	rs = x->row_sticks;
 	ors = y->row_sticks;
 	/* y's outermost dim is split over cores and launches; n == 1: one row. */
@@ -245,4 +224,141 @@ spyre_status ops_gen_permute(const spyre_layout *x, const uint32_t *perm, const 
 		first += take;
 	}
 	return st;
+}
+
+/* Append @src's launches to @dst, renaming operand i to map[i]. */
+static spyre_status plan_append(struct ops_plan *dst, struct ops_plan *src, const uint8_t *map)
+{
+	for (unsigned i = 0; i < src->num_launches; i++) {
+		struct ops_launch *l = &src->launches[i];
+
+		if (dst->num_launches == dst->cap) {
+			unsigned cap = dst->cap ? dst->cap * 2 : 4;
+			struct ops_launch *nl = realloc(dst->launches, cap * sizeof(*nl));
+
+			if (!nl)
+				return spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY,
+						       "spyre_op_permute: out of memory");
+			dst->launches = nl;
+			dst->cap = cap;
+		}
+		for (unsigned a = 0; a < l->num_args; a++)
+			l->arg[a] = map[l->arg[a]];
+		dst->launches[dst->num_launches++] = *l;
+		l->image = NULL;	/* moved */
+	}
+	return SPYRE_SUCCESS;
+}
+
+/*
+ * The last dim moves: y's last dim is x's dim k.  Three steps, each left
+ * out when it does nothing: a row permute bringing k next to the last
+ * dim (t1: x's other dims in order, then k, then the last), a transpose
+ * of the last two (t2: x's dims in y's order with x's last dim second to
+ * last, k last), and a row permute into y's order.  t1 and t2 keep x's
+ * dtype (the transpose does not convert); the last step converts.
+ */
+static spyre_status permute_moving_last(const spyre_layout *x, const uint32_t *perm,
+					const spyre_layout *y, struct ops_plan *plan)
+{
+	uint32_t n = x->ndim, k = perm[n - 1], a[SPYRE_TENSOR_MAX_DIMS];
+	uint32_t b[SPYRE_TENSOR_MAX_DIMS];
+	uint32_t s1[SPYRE_TENSOR_MAX_DIMS], s2[SPYRE_TENSOR_MAX_DIMS];
+	spyre_layout t1, t2;
+	struct ops_plan p = { 0 };
+	int need_a = 0, need_b = 0;
+	uint8_t in_tr, out_tr;
+	spyre_status st;
+	uint32_t j = 0;
+
+	/* t1's dims as x's: every dim but k and the last, in order; k; the last. */
+	for (uint32_t i = 0; i < n - 1; i++)
+		if (i != k)
+			a[j++] = i;
+	a[n - 2] = k;
+	a[n - 1] = n - 1;
+	for (uint32_t i = 0; i < n; i++) {
+		need_a |= a[i] != i;
+		s1[i] = x->shape[a[i]];
+	}
+	/* t2: t1 with the last two dims swapped. */
+	for (uint32_t i = 0; i < n; i++)
+		s2[i] = s1[i];
+	s2[n - 2] = s1[n - 1];
+	s2[n - 1] = s1[n - 2];
+	/* t2's dims as x's: a[0..n-3], n-1, k.  B maps t2 to y: y's dim i is
+	 * t2's dim b[i]. */
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t want = perm[i], pos = 0;
+
+		for (uint32_t q = 0; q < n; q++) {
+			uint32_t xd = q < n - 2 ? a[q] : q == n - 2 ? n - 1 : k;
+
+			if (xd == want)
+				pos = q;
+		}
+		b[i] = pos;
+		need_b |= b[i] != i;
+	}
+	need_b |= y->dtype != x->dtype;
+	if ((st = spyre_tensor_layout(x->dtype, n, s1, &t1)) ||
+	    (st = spyre_tensor_layout(x->dtype, n, s2, &t2)))
+		return st;
+	plan->temp_bytes = 0;
+	if (need_a) {
+		static const uint8_t map[2] = { 0, OPS_ARG_TEMP };
+
+		plan->temp_bytes = t1.bytes;
+		st = permute_rows(x, a, &t1, map, plan);
+	}
+	in_tr = need_a ? OPS_ARG_TEMP : 0;
+	out_tr = need_b ? (need_a ? OPS_ARG_TEMP2 : OPS_ARG_TEMP) : 1;
+	if (!st && need_b) {
+		plan->temp2_offset = need_a ? plan->temp_bytes : 0;
+		plan->temp_bytes += t2.bytes;
+	}
+	if (!st && !(st = ops_gen_transpose(&t1, &t2, &p))) {
+		uint8_t map[2] = { in_tr, out_tr };
+
+		st = plan_append(plan, &p, map);
+	}
+	ops_plan_free(&p);
+	if (!st && need_b) {
+		uint8_t map[2] = { out_tr, 1 };
+
+		st = permute_rows(&t2, b, y, map, plan);
+	}
+	return st;
+}
+
+spyre_status ops_gen_permute(const spyre_layout *x, const uint32_t *perm, const spyre_layout *y,
+			     struct ops_plan *plan)
+{
+	static const char fn[] = "spyre_op_permute";
+	static const uint8_t args[2] = { 0, 1 };
+	uint32_t n, seen = 0;
+	spyre_status st;
+
+	if ((st = ops_check_layout(fn, "x", x)) || (st = ops_check_layout(fn, "y", y)))
+		return st;
+	if (!perm)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "%s: perm is NULL", fn);
+	n = x->ndim;
+	for (uint32_t i = 0; i < n; i++) {
+		if (perm[i] >= n || (seen >> perm[i] & 1))
+			return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+					       "%s: perm is not a permutation of 0..%u", fn, n - 1);
+		seen |= 1u << perm[i];
+	}
+	if (y->ndim != n)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "%s: y must have x's rank",
+				       fn);
+	for (uint32_t i = 0; i < n; i++)
+		if (y->shape[i] != x->shape[perm[i]])
+			return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+					       "%s: y's dim %u is %u, x's dim %u is %u", fn, i,
+					       y->shape[i], perm[i], x->shape[perm[i]]);
+	if (perm[n - 1] == n - 1)
+		return permute_rows(x, perm, y, args, plan);
+	return permute_moving_last(x, perm, y, plan);
 }

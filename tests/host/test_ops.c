@@ -138,6 +138,8 @@ static int run_plan(const struct ops_plan *plan, struct dt **ops, unsigned nops)
 		for (unsigned a = 0; a < l->num_args; a++) {
 			if (l->arg[a] == OPS_ARG_TEMP) {
 				args[a] = temp;
+			} else if (l->arg[a] == OPS_ARG_TEMP2) {
+				args[a] = temp + plan->temp2_offset;
 			} else if (l->arg[a] < nops) {
 				args[a] = ops[l->arg[a]]->addr;
 			} else {
@@ -940,6 +942,114 @@ TEST(transpose_odd_shapes_exact)
 	}
 }
 
+/*
+ * Any permutation: y's dim i is x's dim perm[i]; y in @ydt (x's values
+ * rounded to it, NaN stays NaN).  Exact against a plain index loop.
+ */
+static unsigned check_permute_to(uint32_t ndim, const uint32_t *xs, const uint32_t *perm,
+				 spyre_dtype dt, spyre_dtype ydt)
+{
+	uint32_t ys[4], xst[4] = { 0 }, yst[4] = { 0 };
+	spyre_layout xl, yl;
+	struct dt x, y, *ops[2] = { &x, &y };
+	struct ops_plan plan = { 0 };
+	uint64_t n = 1;
+	unsigned bad = 1;
+
+	for (uint32_t i = 0; i < ndim; i++) {
+		ys[i] = xs[perm[i]];
+		n *= xs[i];
+	}
+	spyre_tensor_layout(dt, ndim, xs, &xl);
+	spyre_tensor_layout(ydt, ndim, ys, &yl);
+	x = input(xl, -50, 50);
+	y = output(yl);
+	xst[ndim - 1] = yst[ndim - 1] = 1;
+	for (int i = (int)ndim - 2; i >= 0; i--) {
+		xst[i] = xst[i + 1] * xs[i + 1];
+		yst[i] = yst[i + 1] * ys[i + 1];
+	}
+	if (ops_gen_permute(&x.l, perm, &y.l, &plan)) {
+		printf("  # generate: %s\n", spyre_last_error_detail());
+	} else if (!run_plan(&plan, ops, 2)) {
+		bad = fetch(&y);
+		for (uint64_t e = 0; e < n; e++) {
+			uint64_t xi = 0, rest = e;
+			float want;
+
+			for (uint32_t i = 0; i < ndim; i++) {
+				xi += rest / yst[i] * xst[perm[i]];
+				rest %= yst[i];
+			}
+			round_to(ydt, x.host[xi], &want);
+			if (memcmp(&y.host[e], &want, 4) && bad++ < 3)
+				printf("  # permute: y[%llu] %g != x[%llu] %g\n", (unsigned long long)e,
+				       y.host[e], (unsigned long long)xi, want);
+		}
+	}
+	if (bad)
+		printf("  # ... shape %u dims, perm %u %u %u %u, %s -> %s, %u launches\n", ndim,
+		       perm[0], ndim > 1 ? perm[1] : 0, ndim > 2 ? perm[2] : 0,
+		       ndim > 3 ? perm[3] : 0, ops_dtype_name(dt), ops_dtype_name(ydt),
+		       plan.num_launches);
+	ops_plan_free(&plan);
+	release(&x);
+	release(&y);
+	mem_top = 0;
+	return bad;
+}
+
+/* Every permutation of 2..4 dims that moves the last dim, every dtype, and
+ * each dtype conversion on a 3-dim one. */
+TEST(permute_moving_the_last_dim_exact)
+{
+	static const uint32_t shapes[5][4] = { { 0 }, { 0 }, { 70, 45 }, { 5, 33, 70 },
+					       { 3, 4, 33, 65 } };
+	static const uint32_t p3[3] = { 2, 0, 1 };
+	unsigned runs = 0, failed = 0;
+
+	for (uint32_t nd = 2; nd <= 4; nd++) {
+		uint32_t idx[4] = { 0, 1, 2, 3 }, total = 1;
+
+		for (uint32_t i = 2; i <= nd; i++)
+			total *= i;
+		/* Permutations in lexicographic order (next_permutation). */
+		for (uint32_t c = 0; c < total; c++) {
+			if (idx[nd - 1] != nd - 1)
+				for (int dt = 0; dt < 3; dt++, runs++)
+					failed += check_permute_to(nd, shapes[nd], idx, (spyre_dtype)dt,
+								   (spyre_dtype)dt) != 0;
+			int i = (int)nd - 2;
+
+			while (i >= 0 && idx[i] > idx[i + 1])
+				i--;
+			if (i < 0)
+				break;
+			int j = (int)nd - 1;
+
+			while (idx[j] < idx[i])
+				j--;
+			uint32_t t = idx[i];
+
+			idx[i] = idx[j];
+			idx[j] = t;
+			for (int l = i + 1, r = (int)nd - 1; l < r; l++, r--) {
+				t = idx[l];
+				idx[l] = idx[r];
+				idx[r] = t;
+			}
+		}
+	}
+	for (int dt = 0; dt < 3; dt++)
+		for (int yd = 0; yd < 3; yd++, runs++)
+			if (yd != dt)
+				failed += check_permute_to(3, shapes[3], p3, (spyre_dtype)dt,
+							   (spyre_dtype)yd) != 0;
+	printf("  # %u permutations, %u failed\n", runs, failed);
+	EXPECT_EQ(failed, 0);
+	EXPECT_EQ(runs, (1 + 4 + 18) * 3 + 9);
+}
+
 /* Permutations keeping the last dim: y's dim i is x's dim perm[i]. */
 static unsigned check_permute(uint32_t ndim, const uint32_t *xs, const uint32_t *perm,
 			      spyre_dtype dt)
@@ -1005,7 +1115,7 @@ TEST(permute_keeps_sticks_exact)
 	EXPECT_EQ(check_permute(1, s1, p1, SPYRE_DTYPE_FP16), 0);
 	spyre_tensor_layout(SPYRE_DTYPE_FP16, 3, s3, &l);
 	EXPECT_EQ(ops_gen_permute(&l, bad_last, &l, &plan), SPYRE_ERROR_INVALID_ARGUMENT);
-	EXPECT_TRUE(strstr(spyre_last_error_detail(), "last dim") != NULL);
+	EXPECT_TRUE(strstr(spyre_last_error_detail(), "y's dim 1 is 100") != NULL);
 	EXPECT_EQ(ops_gen_permute(&l, dup, &l, &plan), SPYRE_ERROR_INVALID_ARGUMENT);
 	EXPECT_EQ(ops_gen_permute(&l, p3, &l, &plan), SPYRE_ERROR_INVALID_ARGUMENT);
 	EXPECT_EQ(plan.num_launches, 0);

@@ -651,6 +651,66 @@ TEST(permute_exact)
 	vt_free(&y);
 }
 
+/* Permutations that move the last dim: copy, transpose and copy on the card. */
+static unsigned run_permute4(const uint32_t *xs, const uint32_t *perm, spyre_dtype dt,
+			     spyre_dtype ydt)
+{
+	uint32_t ys[4], xst[4], yst[4];
+	uint64_t n = (uint64_t)xs[0] * xs[1] * xs[2] * xs[3];
+	spyre_layout xl, yl;
+	struct vt x, y;
+	unsigned bad = 1;
+
+	for (int i = 0; i < 4; i++)
+		ys[i] = xs[perm[i]];
+	spyre_tensor_layout(dt, 4, xs, &xl);
+	spyre_tensor_layout(ydt, 4, ys, &yl);
+	xst[3] = yst[3] = 1;
+	for (int i = 2; i >= 0; i--) {
+		xst[i] = xst[i + 1] * xs[i + 1];
+		yst[i] = yst[i + 1] * ys[i + 1];
+	}
+	if (vt_make(&x, xl, 1, -100, 100) || vt_make(&y, yl, 0, 0, 0))
+		goto out;
+	if (spyre_op_permute(stream, &x.t, perm, &y.t) || spyre_stream_synchronize(stream)) {
+		printf("  # permute: %s\n", spyre_last_error_detail());
+		goto out;
+	}
+	bad = vt_fetch(&y);
+	for (uint64_t e = 0; e < n; e++) {
+		uint64_t xi = 0, rest = e;
+		spyre_layout one = lay(ydt, 1, 1, 0, 0);
+		uint8_t st[128];
+		float want;
+
+		for (int i = 0; i < 4; i++) {
+			xi += rest / yst[i] * xst[perm[i]];
+			rest %= yst[i];
+		}
+		spyre_tensor_pack(&one, &x.host[xi], SPYRE_DTYPE_FP32, st);
+		spyre_tensor_unpack(&one, st, &want, SPYRE_DTYPE_FP32);
+		if (memcmp(&y.host[e], &want, 4) && bad++ < 3)
+			printf("  # y[%llu] = %g, want %g\n", (unsigned long long)e, y.host[e], want);
+	}
+out:
+	vt_free(&x);
+	vt_free(&y);
+	return bad;
+}
+
+TEST(permute_moving_the_last_dim_exact)
+{
+	static const uint32_t xs[4] = { 3, 5, 66, 130 };
+	static const uint32_t p1[4] = { 3, 1, 0, 2 }, p2[4] = { 0, 1, 3, 2 };
+	static const uint32_t p3[4] = { 2, 3, 1, 0 };
+
+	if (setup())
+		SKIP("no device");
+	EXPECT_EQ(run_permute4(xs, p1, SPYRE_DTYPE_FP16, SPYRE_DTYPE_FP32), 0);	/* 3 steps */
+	EXPECT_EQ(run_permute4(xs, p2, SPYRE_DTYPE_BF16, SPYRE_DTYPE_BF16), 0);	/* transpose */
+	EXPECT_EQ(run_permute4(xs, p3, SPYRE_DTYPE_FP32, SPYRE_DTYPE_FP16), 0);
+}
+
 TEST(misuse_is_rejected_with_detail)
 {
 	struct vt a, b, c;

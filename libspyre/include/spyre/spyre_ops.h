@@ -182,9 +182,11 @@ spyre_status spyre_op_transpose(spyre_stream *s, const spyre_tensor *x, spyre_te
 
 /*
  * y = x with its dimensions reordered: y's dim i is x's dim perm[i]
- * (perm has x's rank entries); the last dim must stay last (rows move
- * whole; spyre_op_transpose moves the last dim).  E.g. [T, H, D] ->
- * [H, T, D] with perm {1, 0, 2}.  y may have another dtype (converted).
+ * (perm has x's rank entries).  E.g. [T, H, D] -> [H, T, D] with perm
+ * {1, 0, 2}.  y may have another dtype (converted).  When the last dim
+ * stays last, rows move whole in one pass; otherwise (since 0.2) up to a
+ * row permute, a transpose and a row permute run through device scratch
+ * memory the cached op keeps (x and y's sizes at most).
  */
 spyre_status spyre_op_permute(spyre_stream *s, const spyre_tensor *x, const uint32_t *perm,
 			      spyre_tensor *y);
