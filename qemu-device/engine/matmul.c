@@ -32,11 +32,14 @@ struct matmul_job {
 	size_t a_row, b_row, c_row, ldc, b_elem;
 	unsigned dtype, dtype_out;
 	float *apack, *acc;
+	uint8_t *bpack;			/* B's column panels one after another, or NULL */
 	bool zero;			/* the first k step: start from 0 */
 	uint32_t m, k, n, mr, ipanels, jpanels;
 	uint32_t blocks;		/* column blocks a panel is split into */
+	uint32_t bparts;		/* parts that pack B (the first ones), or 0 */
 	atomic_uint *state;		/* per panel: 0 not packed, 1 packing, 2 packed */
 	atomic_uint *done;		/* per panel: column blocks finished */
+	atomic_uint *bdone;		/* B packing parts finished */
 };
 
 _Static_assert(sizeof(atomic_uint) <= sizeof(float), "panel state lives in float scratch");
@@ -53,20 +56,54 @@ static inline uint32_t min_u32(uint32_t a, uint32_t b)
 	return a < b ? a : b;
 }
 
-/* Row panels i0 .. i1 - 1 times column panels j0 .. j1 - 1 (A packed). */
+/*
+ * B packing part q: rows share(k, q) .. of B, each read in one piece,
+ * copied into the column panels (GEMM_NR elements a row: sticks pad B's
+ * rows, so they are there) that bpack holds one after another.
+ */
+#define PACK_B_AHEAD	8	/* rows */
+
+static void pack_b_part(const struct matmul_job *j, unsigned q)
+{
+	size_t row = GEMM_NR * j->b_elem, panel = (size_t)j->k * row;
+
+	for (uint32_t kk = share(j->k, q, j->bparts); kk < share(j->k, q + 1, j->bparts); kk++) {
+		const uint8_t *src = j->b + kk * j->b_row;
+		uint8_t *dst = j->bpack + kk * row;
+
+		/* Rows far apart defeat the hardware prefetcher: fetch ahead. */
+		if (kk + PACK_B_AHEAD < j->k)
+			for (size_t o = 0; o < j->jpanels * row; o += 64)
+				__builtin_prefetch(src + PACK_B_AHEAD * j->b_row + o);
+
+		if (row == 32)
+			for (uint32_t jp = 0; jp < j->jpanels; jp++)
+				memcpy(dst + jp * panel, src + jp * (size_t)32, 32);
+		else
+			for (uint32_t jp = 0; jp < j->jpanels; jp++)
+				memcpy(dst + jp * panel, src + jp * row, row);
+	}
+	atomic_fetch_add(j->bdone, 1);
+}
+
+/* Row panels i0 .. i1 - 1 times column panels j0 .. j1 - 1 (A and B packed). */
 static void run_tiles(const struct matmul_job *j, uint32_t i0, uint32_t i1, uint32_t j0,
 		      uint32_t j1)
 {
+	size_t b_row = j->bpack ? GEMM_NR * j->b_elem : j->b_row;
+
 	for (uint32_t jp = j0; jp < j1; jp++) {
 		uint32_t col = jp * GEMM_NR;
+		const uint8_t *b = j->bpack ? j->bpack + (size_t)jp * j->k * b_row :
+					      j->b + col * j->b_elem;
 
 		for (uint32_t ip = i0; ip < i1; ip++) {
 			uint32_t row = ip * j->mr;
 
-			gemm_tile(j->isa, j->apack + (size_t)ip * j->k * j->mr,
-				  j->b + col * j->b_elem, j->b_row, j->dtype, j->k,
-				  j->acc + row * j->ldc + col, j->ldc, min_u32(j->mr, j->m - row),
-				  min_u32(GEMM_NR, j->n - col), j->zero);
+			gemm_tile(j->isa, j->apack + (size_t)ip * j->k * j->mr, b, b_row, j->dtype,
+				  j->k, j->acc + row * j->ldc + col, j->ldc,
+				  min_u32(j->mr, j->m - row), min_u32(GEMM_NR, j->n - col),
+				  j->zero);
 		}
 	}
 }
@@ -92,24 +129,58 @@ static void need_panel(const struct matmul_job *j, uint32_t p)
 		pool_pause(&spins);
 }
 
-/* Part q: row panel q % ipanels, column block q / ipanels. */
+/*
+ * Parts below bparts pack B; then part q is row panel q % ipanels, column
+ * block q / ipanels (q counted from bparts), which waits for B's packing
+ * (taken first, so only its last pieces are still running).
+ */
 static void tile_part(void *ctx, unsigned q, unsigned parts)
 {
 	const struct matmul_job *j = ctx;
-	uint32_t p = q % j->ipanels, blk = q / j->ipanels;
+	uint32_t p, blk;
+	unsigned spins = 0;
 
 	(void)parts;
+	if (q < j->bparts) {
+		pack_b_part(j, q);
+		return;
+	}
+	q -= j->bparts;
+	p = q % j->ipanels;
+	blk = q / j->ipanels;
 	need_panel(j, p);
+	while (atomic_load(j->bdone) != j->bparts)
+		pool_pause(&spins);
 	run_tiles(j, p, p + 1, share(j->jpanels, blk, j->blocks),
 		  share(j->jpanels, blk + 1, j->blocks));
 	if (j->out && atomic_fetch_add(&j->done[p], 1) == j->blocks - 1)
 		store_rows(j, p * j->mr, min_u32(j->m, (p + 1) * j->mr));
 }
 
-/* Packed A, then two counters per panel (fewer panels than rows + 1). */
+/*
+ * Whether B is copied into column panels: when it is read in device
+ * memory (b_row given) with rows so far apart that the panels' rows fall
+ * into few cache sets, and several row panels reuse them.
+ */
+static bool pack_b(size_t b_row, uint32_t ipanels)
+{
+	return b_row >= 1024 && ipanels > 1;
+}
+
+/* Columns of B's panels, rounded up to whole panels. */
+static size_t b_panel_cols(const struct op_desc *op)
+{
+	return ((size_t)op->row_elems + GEMM_NR - 1) / GEMM_NR * GEMM_NR;
+}
+
+/*
+ * Packed A, two counters per A panel (fewer panels than rows + 1), one for
+ * B, packed B (elements of at most 4 bytes, 64-byte aligned).
+ */
 size_t op_matmul_tmp_floats(const struct op_desc *op)
 {
-	return gemm_pack_floats(op->rows, op->k) + 2 * ((size_t)op->rows + 1);
+	return gemm_pack_floats(op->rows, op->k) + 2 * ((size_t)op->rows + 1) + 1 + 16 +
+	       (size_t)op->k * b_panel_cols(op);
 }
 
 size_t op_thread_floats(const struct op_desc *op)
@@ -153,7 +224,13 @@ bool op_matmul_fire_rows(const struct op_env *env, const struct op_desc *op, uin
 	job.done = job.state + job.ipanels;
 	for (uint32_t i = 0; i < 2 * job.ipanels; i++)
 		atomic_init(&job.state[i], 0);
-	pool_start(env->pool, tile_part, &job, sizeof(job), job.ipanels * job.blocks);
+	job.bdone = job.done + job.ipanels;
+	atomic_init(job.bdone, 0);
+	if (b_row && pack_b(b_row, job.ipanels)) {
+		job.bparts = 2 * pool_threads(env->pool);
+		job.bpack = (uint8_t *)(((uintptr_t)(job.bdone + 1) + 63) & ~(uintptr_t)63);
+	}
+	pool_start(env->pool, tile_part, &job, sizeof(job), job.bparts + job.ipanels * job.blocks);
 	if (!env->defer)
 		pool_finish(env->pool);
 	return emit;

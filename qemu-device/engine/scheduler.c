@@ -46,6 +46,18 @@ struct fifo {
 	uintptr_t lazy_lo, lazy_hi;
 };
 
+/*
+ * Where a walk through an endpoint's pattern is: stick index, loop
+ * counters, byte offset (computed modulo 2^64: past the last stick it may
+ * leave the pattern's range).  Streams move sticks in order, so a walk
+ * goes on from the previous transfer without a division.
+ */
+struct pat_cursor {
+	uint32_t index;
+	uint32_t i[SPK_EP_DIMS];
+	uint64_t off;
+};
+
 struct stream_run {
 	const struct stream_desc *desc;
 	struct fifo fifo;
@@ -53,6 +65,10 @@ struct stream_run {
 	uint64_t src_base, dst_base;	/* DRAM endpoints: argument + offset */
 	uint64_t done_at;		/* when the last stick left */
 	int64_t src_next, dst_next;	/* scratchpad patterns: where a run would go on */
+	struct pat_cursor src_cur, dst_cur;
+	/* Lazy streams: the source's whole extent mapped at once, if it could be. */
+	const uint8_t *src_host;
+	bool src_host_tried;
 	uint32_t reader;		/* the agent taking sticks out of the FIFO */
 };
 
@@ -112,6 +128,7 @@ struct run {
 	uintptr_t busy_lo, busy_hi;	/* mapped device memory it reads, if any */
 	struct fifo **lazy;		/* the lazy FIFOs */
 	unsigned num_lazy;
+	uintptr_t lazy_lo, lazy_hi;	/* holds every lazy FIFO's range (grows only) */
 };
 
 static inline uint64_t max_u64(uint64_t a, uint64_t b)
@@ -243,24 +260,14 @@ static void before_write(struct run *r, uint64_t addr, size_t len)
 		pool_finish(r->env.pool);
 		r->busy_slot = -1;
 	}
+	if (!any && !ranges_meet(lo, hi, r->lazy_lo, r->lazy_hi))
+		return;
 	for (unsigned i = 0; i < r->num_lazy; i++) {
 		struct fifo *f = r->lazy[i];
 
 		if (f->lazy_lo < f->lazy_hi && (any || ranges_meet(lo, hi, f->lazy_lo, f->lazy_hi)))
 			fifo_materialize(f, f->count);
 	}
-}
-
-/* Byte offset of stick `index` of a pattern, from its offset. */
-static int64_t pattern_offset(const struct endpoint *ep, uint32_t index)
-{
-	int64_t off = 0;
-
-	for (int d = 0; d < SPK_EP_DIMS; d++) {
-		off += (int64_t)(index % ep->count[d]) * ep->stride[d];
-		index /= ep->count[d];
-	}
-	return off;
 }
 
 /* Sticks may enter stream s once the stream it waits for has finished. */
@@ -431,18 +438,41 @@ static enum spyre_engine_status mem_fail(struct run *r, struct agent *a, uint64_
 	return SPYRE_ENGINE_E_MEMORY;
 }
 
-static uint8_t *spad_at(struct core_run *cr, const struct endpoint *ep, uint32_t index)
+/* Put c at stick `index` of ep's pattern. */
+static void cursor_seek(const struct endpoint *ep, struct pat_cursor *c, uint32_t index)
 {
-	return cr->spad + cr->prog->buffers[ep->ref].offset + ep->offset +
-	       pattern_offset(ep, index);
+	c->index = index;
+	c->off = 0;
+	for (int d = 0; d < SPK_EP_DIMS; d++) {
+		c->i[d] = index % ep->count[d];
+		c->off += (uint64_t)c->i[d] * (uint64_t)ep->stride[d];
+		index /= ep->count[d];
+	}
+}
+
+/* Move c on by n sticks of its innermost row (n <= count[0] - i[0]). */
+static void cursor_step(const struct endpoint *ep, struct pat_cursor *c, uint32_t n)
+{
+	c->index += n;
+	c->i[0] += n;
+	c->off += (uint64_t)n * (uint64_t)ep->stride[0];
+	for (int d = 0; d < SPK_EP_DIMS - 1 && c->i[d] == ep->count[d]; d++) {
+		c->off -= (uint64_t)ep->count[d] * (uint64_t)ep->stride[d];
+		c->i[d] = 0;
+		c->i[d + 1]++;
+		c->off += (uint64_t)ep->stride[d + 1];
+	}
 }
 
 /*
- * Move n sticks between a pattern endpoint (sticks first .. first + n - 1)
- * and the FIFO slots from `slot` on: to_fifo reads the endpoint, else it
- * is written.  Sticks contiguous at both ends go in one memcpy or callback;
- * when a callback refuses a run, it is retried stick by stick so the
- * failure names the exact stick (and earlier sticks are moved).
+ * Move n sticks between a pattern endpoint (sticks first .. first + n - 1,
+ * walked by cur) and the FIFO slots from `slot` on: to_fifo reads the
+ * endpoint, else it is written.  Sticks contiguous at both ends go in one
+ * memcpy or callback; when a callback refuses a run, it is retried stick
+ * by stick so the failure names the exact stick (and earlier sticks are
+ * moved).  A lazy FIFO (f->src) takes where mapped sticks lie instead of
+ * their bytes: host is the source's mapped extent (from its min_off), or
+ * NULL to map each run.
  *
  * *runs counts the contiguous runs of the pattern (the transfer's
  * requests); *next is where the previous run ended, so a run may go on
@@ -452,36 +482,36 @@ static enum spyre_engine_status move_sticks(struct run *r, struct agent *a,
 					    struct core_run *cr, const struct endpoint *ep,
 					    uint64_t base, struct fifo *f, uint32_t slot,
 					    uint32_t first, uint32_t n, bool to_fifo, bool coalesce,
-					    uint32_t *runs, int64_t *next)
+					    uint32_t *runs, int64_t *next, struct pat_cursor *cur,
+					    const uint8_t *host)
 {
-	uint32_t i = 0;
+	uint32_t i = 0, pos = (f->head + slot) % f->cap;
 
+	if (cur->index != first)
+		cursor_seek(ep, cur, first);
 	while (i < n) {
-		uint32_t pos = (f->head + slot + i) % f->cap;
-		int64_t off = pattern_offset(ep, first + i);
-		uint32_t run = 1;
+		int64_t off = (int64_t)cur->off;
+		uint32_t run = 0, max = n - i < f->cap - pos ? n - i : f->cap - pos;
 		uint8_t *fifo = f->base + (size_t)pos * STICK_BYTES;
 		size_t bytes;
 
-		while (coalesce && i + run < n && pos + run < f->cap) {
-			uint32_t idx = first + i + run, more;
+		/* Whole innermost rows of 128-byte strides, while the next stick follows. */
+		do {
+			uint32_t step = 1;
 
-			/* Inside an innermost row of 128-byte strides: the rest of it follows. */
-			if (ep->stride[0] == STICK_BYTES && idx % ep->count[0]) {
-				more = ep->count[0] - idx % ep->count[0];
-				more = more < n - i - run ? more : n - i - run;
-				run += more < f->cap - pos - run ? more : f->cap - pos - run;
-				continue;
+			if (coalesce && ep->stride[0] == STICK_BYTES) {
+				step = ep->count[0] - cur->i[0];
+				step = step < max - run ? step : max - run;
 			}
-			if (pattern_offset(ep, idx) != off + (int64_t)run * STICK_BYTES)
-				break;
-			run++;
-		}
+			cursor_step(ep, cur, step);
+			run += step;
+		} while (coalesce && run < max &&
+			 (int64_t)cur->off == off + (int64_t)run * STICK_BYTES);
 		bytes = (size_t)run * STICK_BYTES;
 		*runs += off != *next;
 		*next = off + (int64_t)bytes;
 		if (ep->kind == SPK_EP_SCRATCH) {
-			uint8_t *sp = spad_at(cr, ep, first + i);
+			uint8_t *sp = cr->spad + cr->prog->buffers[ep->ref].offset + ep->offset + off;
 
 			memcpy(to_fifo ? fifo : sp, to_fifo ? sp : fifo, bytes);
 		} else {
@@ -490,7 +520,8 @@ static enum spyre_engine_status move_sticks(struct run *r, struct agent *a,
 
 			if (to_fifo && f->src) {
 				/* A lazy FIFO keeps where the sticks lie, if they are mapped. */
-				const uint8_t *p = r->mem->map(r->mem->opaque, addr, bytes);
+				const uint8_t *p = host ? host + (off - ep->min_off) :
+						   r->mem->map(r->mem->opaque, addr, bytes);
 
 				for (uint32_t j = 0; j < run; j++)
 					f->src[pos + j] = p ? p + (size_t)j * STICK_BYTES : NULL;
@@ -499,7 +530,12 @@ static enum spyre_engine_status move_sticks(struct run *r, struct agent *a,
 						f->lazy_lo = (uintptr_t)p;
 					if ((uintptr_t)p + bytes > f->lazy_hi)
 						f->lazy_hi = (uintptr_t)p + bytes;
+					if (f->lazy_lo < r->lazy_lo)
+						r->lazy_lo = f->lazy_lo;
+					if (f->lazy_hi > r->lazy_hi)
+						r->lazy_hi = f->lazy_hi;
 					i += run;
+					pos = pos + run == f->cap ? 0 : pos + run;
 					continue;
 				}
 			}
@@ -511,9 +547,10 @@ static enum spyre_engine_status move_sticks(struct run *r, struct agent *a,
 				return mem_fail(r, a, addr, to_fifo ? "read" : "write");
 			if (rc)		/* find the stick that fails */
 				return move_sticks(r, a, cr, ep, base, f, slot + i, first + i,
-						   run, to_fifo, false, runs, next);
+						   run, to_fifo, false, runs, next, cur, NULL);
 		}
 		i += run;
+		pos = pos + run == f->cap ? 0 : pos + run;
 	}
 	return SPYRE_ENGINE_OK;
 }
@@ -529,8 +566,17 @@ static enum spyre_engine_status fire_src(struct run *r, struct agent *a, uint64_
 	enum spyre_engine_status st;
 	bool port[2];
 
+	if (s->fifo.src && !s->src_host_tried) {
+		/* Map the whole extent once, unless it is much larger than the sticks. */
+		uint64_t span = (uint64_t)(ep->max_off - ep->min_off) + STICK_BYTES;
+
+		s->src_host_tried = true;
+		if (span / 16 <= (uint64_t)s->desc->total_sticks * STICK_BYTES)
+			s->src_host = r->mem->map(r->mem->opaque,
+						  s->src_base + (uint64_t)ep->min_off, span);
+	}
 	st = move_sticks(r, a, cr, ep, s->src_base, &s->fifo, s->fifo.count, s->entered, n,
-			 true, true, &runs, &s->src_next);
+			 true, true, &runs, &s->src_next, &s->src_cur, s->src_host);
 	if (st)
 		return st;
 	stream_ports(s->desc, true, port);
@@ -648,7 +694,7 @@ static enum spyre_engine_status fire_dst(struct run *r, struct agent *a, uint64_
 		enum spyre_engine_status st;
 
 		st = move_sticks(r, a, cr, ep, s->dst_base, &s->fifo, 0, s->left, n, false, true,
-				 &runs, &s->dst_next);
+				 &runs, &s->dst_next, &s->dst_cur, NULL);
 		if (st)
 			return st;
 		stream_ports(s->desc, false, port);
@@ -1242,6 +1288,7 @@ enum spyre_engine_status spyre_program_run(struct spyre_program *prog,
 	r.dram.last_dir = -1;
 	r.ring.num_cores = prog->cfg.num_cores;
 	r.busy_slot = -1;
+	r.lazy_lo = UINTPTR_MAX;
 	st = alloc_run(&r);
 	for (unsigned c = 0; !st && c < prog->num_cores; c++)
 		st = setup_core(&r, c, args);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Engine host speed: a 1024x1024x1024 matmul, fp16 inputs, fp32
- * accumulation and output, as a 32-core kernel (64 tiles of 64x256, two per
- * core, double-buffered), loaded once and run on the host with every CPU.
+ * accumulation and output, as a 32-core kernel (32 tiles of 256x128, one
+ * per core), loaded once and run on the host with every CPU.
  * Reports GFLOPS (2 flops per MAC, best run) next to OpenBLAS sgemm on the
  * same shape and thread count, measured in the same run by openblas-ref
  * (a child process whose environment lacks OPENBLAS_CORETYPE and
@@ -12,9 +12,10 @@
  * array.
  *
  * usage: engine-bench [results.json]
- *        engine-bench --engine-only RUNS [THREADS [K_STEPS]]
- *   (the engine alone, RUNS runs, for profiling: prints each run's time;
- *   K_STEPS > 1 splits K into double-buffered chunks, a variant kernel)
+ *        engine-bench --engine-only RUNS [THREADS [K_STEPS [TILE_M TILE_N]]]
+ *   (the engine alone, RUNS runs, for profiling: prints each run's time,
+ *   CPU time and modelled device time; K_STEPS > 1 splits K into
+ *   double-buffered chunks; TILE_M TILE_N another tiling, e.g. 64 256)
  */
 #include <errno.h>
 #include <libgen.h>
@@ -27,11 +28,17 @@
 #include "engine_testlib.h"
 
 #define DIM		1024
-#define TILE_M		64
-#define TILE_N		256
 #define CORES		32
 #define ROUNDS		4	/* engine runs between OpenBLAS measurements */
 #define BLAS_REPS	4
+
+/*
+ * The tiles: TILE_M x TILE_N, DIM^2 / CORES / (TILE_M TILE_N) of them a
+ * core (1 or 2).  256 x 128, one a core, reads 24 MB of A and B from
+ * device memory; 64 x 256, two a core (libspyre's choice in 2026-12),
+ * reads 40 MB (B 16 times over).
+ */
+static unsigned TILE_M = 256, TILE_N = 128;
 
 static double clock_s(clockid_t id)
 {
@@ -48,15 +55,16 @@ static double now_s(void)
 
 /*
  * A: DIM x DIM fp16 (16 sticks a row), B the same, C fp32 (32 sticks a row).
- * Each core computes two 64x256 tiles (same rows, two column blocks) in
- * k_steps firings each, K split into k_steps chunks that stream through
- * FIFOs holding two chunks (double-buffered).
+ * Each core computes `tpc` (1 or 2) tiles (same rows, consecutive column
+ * blocks) in k_steps firings each, K split into k_steps chunks that stream
+ * through FIFOs holding two chunks (double-buffered).
  */
 static void build_matmul(struct pb_program *prog, unsigned k_steps)
 {
 	const uint32_t kc = DIM / k_steps, kc_sticks = kc / 64;
 	const uint32_t a_sticks = TILE_M * kc_sticks, b_sticks = kc * (TILE_N / 64);
 	const uint32_t c_sticks = TILE_M * (TILE_N / 32);
+	const uint32_t tpc = DIM / TILE_M * (DIM / TILE_N) / CORES;
 	unsigned tile = 0;
 
 	memset(prog, 0, sizeof(*prog));
@@ -64,36 +72,37 @@ static void build_matmul(struct pb_program *prog, unsigned k_steps)
 	for (unsigned core = 0; core < CORES; core++) {
 		struct pb_core *c = pb_core(prog, core);
 		struct pb_op *op = pb_op(c, SPK_OPC_MATMUL, SPK_DT_FP16, SPK_DT_FP32,
-					 2 * k_steps, TILE_M, TILE_N);
-		/* This core's two tiles: same row block, two column blocks. */
+					 tpc * k_steps, TILE_M, TILE_N);
+		/* This core's tiles: same row block, consecutive column blocks. */
 		unsigned ti = tile / (DIM / TILE_N), tj = tile % (DIM / TILE_N);
 
-		tile += 2;
+		tile += tpc;
 		op->k = kc;
 		op->k_steps = k_steps;
-		/* A: per firing, 64 rows of one K chunk; the chunks; both tiles. */
+		/* A: per firing, TILE_M rows of one K chunk; the chunks; the tiles. */
 		op->in[0] = pb_stream(c, (struct pb_endpoint){ SPK_EP_DRAM, 0, 0,
 							       (uint64_t)ti * TILE_M * (DIM / 64) * 128,
-							       { kc_sticks, TILE_M, k_steps, 2 },
+							       { kc_sticks, TILE_M, k_steps, tpc },
 							       { 128, DIM / 64 * 128, kc_sticks * 128,
 								 0 } },
-				      pb_op_end(), 2 * k_steps * a_sticks, 2 * a_sticks);
-		/* B: the tile's 4 sticks of each row, rows in K order; both tiles. */
+				      pb_op_end(), tpc * k_steps * a_sticks,
+				      (tpc * k_steps > 1 ? 2 : 1) * a_sticks);
+		/* B: the tile's sticks of each row, rows in K order; the tiles. */
 		op->in[1] = pb_stream(c, (struct pb_endpoint){ SPK_EP_DRAM, 1, 0,
 							       (uint64_t)tj * (TILE_N / 64) * 128,
-							       { TILE_N / 64, DIM, 2, 1 },
+							       { TILE_N / 64, DIM, tpc, 1 },
 							       { 128, DIM / 64 * 128,
 								 TILE_N / 64 * 128, 0 } },
-				      pb_op_end(), 2 * k_steps * b_sticks,
+				      pb_op_end(), tpc * k_steps * b_sticks,
 				      k_steps == 1 ? b_sticks : 2 * b_sticks);
 		op->out = pb_stream(c, pb_op_end(),
 				    (struct pb_endpoint){ SPK_EP_DRAM, 2, 0,
 							  ((uint64_t)ti * TILE_M * (DIM / 32) +
 							   tj * (TILE_N / 32)) * 128,
-							  { TILE_N / 32, TILE_M, 2, 1 },
+							  { TILE_N / 32, TILE_M, tpc, 1 },
 							  { 128, DIM / 32 * 128, TILE_N / 32 * 128,
 							    0 } },
-				    2 * c_sticks, 2 * c_sticks);
+				    tpc * c_sticks, tpc * c_sticks);
 		op->acc_buffer = pb_buffer(c, TILE_M * (TILE_N / 32) * 128);
 	}
 }
@@ -233,6 +242,10 @@ int main(int argc, char **argv)
 			threads = (unsigned)atoi(argv[3]);
 		if (argc > 4)
 			k_steps = (unsigned)atoi(argv[4]);
+		if (argc > 6) {
+			TILE_M = (unsigned)atoi(argv[5]);
+			TILE_N = (unsigned)atoi(argv[6]);
+		}
 		argc = 1;
 	}
 	snprintf(argv0, sizeof(argv0), "%s", argv[0]);
@@ -261,8 +274,8 @@ int main(int argc, char **argv)
 		if (check_results(&mem, args))
 			return 1;
 		/* CPU time counts every thread, spinning pool workers too. */
-		printf("run %d: %.2f ms, %.2f GFLOPS, %.2f ms CPU\n", i, once * 1e3,
-		       2.0 * DIM * DIM * DIM / once / 1e9, cpu * 1e3);
+		printf("run %d: %.2f ms, %.2f GFLOPS, %.2f ms CPU, %.1f us device\n", i, once * 1e3,
+		       2.0 * DIM * DIM * DIM / once / 1e9, cpu * 1e3, stats.device_ns / 1e3);
 	}
 	if (engine_only)
 		return 0;
