@@ -34,7 +34,8 @@ struct fifo {
 	uint8_t *base;
 	uint32_t cap, head, count;
 	uint64_t *ready;		/* when the stick in a slot arrived */
-	uint64_t *freed;		/* when a slot was last emptied */
+	uint64_t *freed;		/* when a slot was last emptied (once it was used) */
+	uint64_t pushed;		/* sticks ever pushed: slots are used in order */
 	uint64_t last_ready, last_freed;	/* keep both monotone in FIFO order */
 	/*
 	 * Lazy FIFOs (a DRAM source feeding a matmul, with mem->map): where
@@ -157,9 +158,14 @@ static inline uint64_t fifo_ready_time(const struct fifo *f, uint32_t n)
 	return f->ready[(f->head + n - 1) % f->cap];
 }
 
-/* When the n-th free slot was emptied (n >= 1, n <= space). */
+/*
+ * When the n-th free slot was emptied (n >= 1, n <= space): 0 if it was
+ * never used (so neither times array needs clearing at the start of a run).
+ */
 static inline uint64_t fifo_room_time(const struct fifo *f, uint32_t n)
 {
+	if (f->pushed + n - 1 < f->cap)
+		return 0;
 	return f->freed[(f->head + f->count + n - 1) % f->cap];
 }
 
@@ -181,6 +187,7 @@ static void fifo_push(struct fifo *f, uint32_t n, uint64_t ready)
 	f->last_ready = max_u64(f->last_ready, ready);
 	fifo_set_times(f->ready, f->cap, (f->head + f->count) % f->cap, n, f->last_ready);
 	f->count += n;
+	f->pushed += n;
 }
 
 static void fifo_pop(struct stream_run *s, uint32_t n, uint64_t freed)
@@ -1127,8 +1134,6 @@ static enum spyre_engine_status setup_core(struct run *r, unsigned slot, const u
 		s->fifo.ready = arena_alloc(r->arena, s->fifo.cap * sizeof(uint64_t));
 		s->fifo.freed = arena_alloc(r->arena, s->fifo.cap * sizeof(uint64_t));
 		s->src_next = s->dst_next = INT64_MIN;
-		memset(s->fifo.ready, 0, s->fifo.cap * sizeof(uint64_t));
-		memset(s->fifo.freed, 0, s->fifo.cap * sizeof(uint64_t));
 		if (stream_lazy(r, cp, i)) {
 			s->fifo.src = arena_alloc(r->arena, s->fifo.cap * sizeof(*s->fifo.src));
 			s->fifo.lazy_lo = UINTPTR_MAX;
