@@ -39,6 +39,12 @@ void agentq_init(struct agentq *q, uint32_t agents, void *mem);
 /* Agent idx (in tree dram ? 1 : 0) may start at t, or never. */
 void agentq_set(struct agentq *q, bool dram, uint32_t idx, uint64_t t);
 
+/* When agent idx (in tree dram ? 1 : 0) may start, as last set. */
+static inline uint64_t agentq_time(const struct agentq *q, bool dram, uint32_t idx)
+{
+	return q->tree[dram][q->leaves + idx].t;
+}
+
 /* The agent to fire and its start time; false when none can fire. */
 bool agentq_pick(const struct agentq *q, uint64_t dram_free, uint32_t *idx, uint64_t *t);
 

@@ -7,6 +7,7 @@
  */
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,6 +164,7 @@ static enum spyre_engine_status decode_buffers(const struct spyre_program *prog,
 		struct buffer_desc *b = &cp->buffers[i];
 		uint64_t end;
 
+		memset(b, 0, sizeof(*b));
 		b->offset = get_le32(p + SPK_BUF_OFFSET);
 		b->bytes = get_le32(p + SPK_BUF_SIZE);
 		end = (uint64_t)b->offset + b->bytes;
@@ -202,6 +204,7 @@ static enum spyre_engine_status decode_streams(const struct spyre_program *prog,
 		enum spyre_engine_status st;
 		int idx = (int)i;
 
+		memset(s, 0, sizeof(*s));
 		s->fifo_buffer = get_le16(p + SPK_STREAM_FIFO_BUFFER);
 		s->fifo_sticks = get_le32(p + SPK_STREAM_FIFO_STICKS);
 		s->total_sticks = get_le32(p + SPK_STREAM_TOTAL_STICKS);
@@ -383,6 +386,7 @@ static enum spyre_engine_status decode_ops(struct spyre_program *prog,
 		uint64_t out_firings;
 		int idx = (int)i;
 
+		memset(op, 0, sizeof(*op));
 		op->opcode = p[SPK_OP_OPCODE];
 		op->dtype_in = p[SPK_OP_DTYPE_IN];
 		op->dtype_out = p[SPK_OP_DTYPE_OUT];
@@ -603,7 +607,11 @@ static enum spyre_engine_status decode_image(struct spyre_program *prog, const u
 	table_end = SPK_HDR_BYTES + prog->num_cores * SPK_CORE_ENTRY_BYTES;
 	if (table_end > image_bytes)
 		FAIL(SPYRE_ENGINE_E_TRUNCATED, -1, -1, "core table past the image");
-	prog->cores = calloc(prog->num_cores, sizeof(*prog->cores));
+	/*
+	 * Not cleared: 16 KiB a core, mostly tables past the counts, which
+	 * nothing reads; decode_core clears what it decodes.
+	 */
+	prog->cores = malloc(prog->num_cores * sizeof(*prog->cores));
 	if (!prog->cores)
 		FAIL(SPYRE_ENGINE_E_NOMEM, -1, -1, "core programs");
 	for (unsigned c = 0; c < SPYRE_ENGINE_MAX_CORES; c++)
@@ -613,6 +621,8 @@ static enum spyre_engine_status decode_image(struct spyre_program *prog, const u
 		struct core_program *cp = &prog->cores[c];
 		uint32_t off = get_le32(e + SPK_CORE_PROGRAM_OFFSET);
 		uint32_t bytes = get_le32(e + SPK_CORE_PROGRAM_BYTES);
+
+		memset(cp, 0, offsetof(struct core_program, buffers));
 
 		for (cp->core = 0; prog->core_slot[cp->core] != (int)c; cp->core++)
 			;

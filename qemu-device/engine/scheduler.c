@@ -20,6 +20,7 @@
  * or memcpy, and ops read their inputs in place when the FIFO does not
  * wrap.  Host memory comes from a cached arena (arena.h).
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,7 +90,6 @@ struct agent {
 struct core_run {
 	const struct core_program *prog;
 	uint8_t *spad;
-	struct stream_run streams[SPK_MAX_STREAMS];
 	uint64_t pe_free, sfp_free;
 	uint64_t port_free[2];		/* scratchpad ports: SPAD_READ, SPAD_WRITE */
 	unsigned first_agent, num_agents;
@@ -98,7 +98,15 @@ struct core_run {
 	unsigned num_senders, num_wport;
 	uint16_t senders[SPK_MAX_STREAMS];	/* ring senders into this core */
 	uint16_t wport[2 * SPK_MAX_STREAMS];	/* stream agents using the write port */
+	/* Last: a run clears only the program's streams (core_run_bytes). */
+	struct stream_run streams[SPK_MAX_STREAMS];
 };
+
+/* What of a core_run a program with n streams uses. */
+static inline size_t core_run_bytes(unsigned n)
+{
+	return offsetof(struct core_run, streams) + n * sizeof(struct stream_run);
+}
 
 /* FIFO slots first .. first + n - 1 (wrapping) of a core's stream. */
 struct slot_range {
@@ -941,7 +949,8 @@ static void link_agents(struct run *r)
  * wait for room in its FIFOs); and when a sent over the ring, on each
  * receiving core the agent taking sticks out of the receiving FIFO and,
  * if the sticks went through that core's scratchpad write port, the
- * stream agents waiting for that port.  Nothing else they read changed.
+ * stream agents using that port that could fire.  Nothing else they read
+ * changed.
  */
 static void eval_after(struct run *r, const struct agent *a)
 {
@@ -962,9 +971,17 @@ static void eval_after(struct run *r, const struct agent *a)
 	/* The loader made each receiver a stream of another core. */
 	for (unsigned c = 0; (rs = next_receiver(r, d, &c, &rc)); c++) {
 		agent_eval(r, rs->reader);
+		/*
+		 * The write port only delays an agent that can fire: one that
+		 * cannot (or is done) stays so, as nothing else it reads changed.
+		 */
 		if (rs->desc->dst.kind == SPK_EP_OP)
-			for (unsigned k = 0; k < rc->num_wport; k++)
-				agent_eval(r, rc->wport[k]);
+			for (unsigned k = 0; k < rc->num_wport; k++) {
+				const struct agent *w = &r->agents[rc->wport[k]];
+
+				if (agentq_time(&r->queue, w->dram, rc->wport[k]) != AGENTQ_NEVER)
+					agent_eval(r, rc->wport[k]);
+			}
 	}
 }
 
@@ -1243,7 +1260,8 @@ static enum spyre_engine_status alloc_run(struct run *r)
 	if (arena_reserve(r->arena, total))
 		return SPYRE_ENGINE_E_NOMEM;
 	r->cores = arena_alloc(r->arena, prog->num_cores * sizeof(*r->cores));
-	memset(r->cores, 0, prog->num_cores * sizeof(*r->cores));
+	for (unsigned c = 0; c < prog->num_cores; c++)
+		memset(&r->cores[c], 0, core_run_bytes(prog->cores[c].num_streams));
 	r->agents = arena_alloc(r->arena, agents * sizeof(*r->agents));
 	r->lazy = arena_alloc(r->arena, streams * sizeof(*r->lazy));
 	r->tmp = arena_alloc(r->arena, tmp_floats * sizeof(float));
