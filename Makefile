@@ -6,7 +6,9 @@
 # SPYRE_CACHE (default ~/.cache/spyre) holds downloads, QEMU and kernels.
 
 B := build
-VERSION := 0.1.0
+# The library's version comes from its header (SPYRE_VERSION_*), once.
+VERSION := $(shell sed -n 's/^\#define SPYRE_VERSION_\(MAJOR\|MINOR\|PATCH\) //p' \
+	libspyre/include/spyre/spyre.h | paste -sd.)
 SONAME := libspyre.so.0
 
 CC ?= cc
@@ -88,7 +90,7 @@ $(LIB): $(LIB_OBJS) libspyre/libspyre.map
 	ln -sf libspyre.so.$(VERSION) $(B)/lib/$(SONAME)
 	ln -sf $(SONAME) $(B)/lib/libspyre.so
 
-$(B)/lib/pkgconfig/spyre.pc: libspyre/spyre.pc.in
+$(B)/lib/pkgconfig/spyre.pc: libspyre/spyre.pc.in libspyre/include/spyre/spyre.h
 	@mkdir -p $(@D)
 	sed -e 's|@PREFIX@|$(abspath $(B))|' -e 's|@VERSION@|$(VERSION)|' $< > $@
 
