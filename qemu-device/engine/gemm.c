@@ -282,6 +282,88 @@ AVX512_TARGET static void tile_avx512(const float *ap, const uint8_t *b, size_t 
 		tile512_rows(ap, b, b_row, SPK_DT_FP32, k, c, ldc, rows, cols, zero);
 }
 
+/*
+ * P column panels of R rows (R * P <= 16 zmm accumulators): a k step
+ * converts P B vectors and does R * P independent FMAs, where one panel
+ * of one or two rows would wait on the FMA latency every step.  Panel p's
+ * B starts at b + p * b_panel, its C at c + p * 16; the last panel has
+ * cols columns.  Each element's operations are tile512_body's.
+ */
+INLINE AVX512_TARGET void wide512_body(const float *ap, const uint8_t *b, size_t b_row,
+				       size_t b_panel, unsigned dtype, uint32_t k, float *c,
+				       size_t ldc, uint32_t rows, uint32_t cols, bool zero,
+				       const uint32_t R, const uint32_t P)
+{
+	__mmask16 last = cols >= 16 ? 0xffff : (__mmask16)((1u << cols) - 1);
+	__m512 acc[16];
+
+#pragma GCC unroll 16
+	for (uint32_t r = 0; r < R; r++)
+#pragma GCC unroll 8
+		for (uint32_t p = 0; p < P; p++)
+			acc[r * P + p] = zero || r >= rows ? _mm512_setzero_ps() :
+				_mm512_maskz_loadu_ps(p == P - 1 ? last : 0xffff,
+						      c + r * ldc + p * 16);
+	for (uint32_t kk = 0; kk < k; kk++) {
+		__m512 bv[8];
+
+#pragma GCC unroll 8
+		for (uint32_t p = 0; p < P; p++)
+			bv[p] = load16(b + p * b_panel, dtype);
+#pragma GCC unroll 16
+		for (uint32_t r = 0; r < R; r++) {
+			__m512 av = _mm512_set1_ps(ap[r]);
+
+#pragma GCC unroll 8
+			for (uint32_t p = 0; p < P; p++)
+				acc[r * P + p] = _mm512_fmadd_ps(av, bv[p], acc[r * P + p]);
+		}
+		ap += 16;
+		b += b_row;
+	}
+#pragma GCC unroll 16
+	for (uint32_t r = 0; r < R; r++)
+#pragma GCC unroll 8
+		for (uint32_t p = 0; p < P; p++)
+			if (r < rows)
+				_mm512_mask_storeu_ps(c + r * ldc + p * 16, p == P - 1 ? last : 0xffff,
+						      acc[r * P + p]);
+}
+
+/* panels (2, 4 or 8, at most 16 / rows rounded up to 1, 2 or 4) full panels at once. */
+AVX512_TARGET static void wide_avx512(const float *ap, const uint8_t *b, size_t b_row,
+				      size_t b_panel, unsigned dtype, uint32_t k, float *c,
+				      size_t ldc, uint32_t rows, uint32_t panels, bool zero)
+{
+#define WIDE_RP(dt, R, P) \
+	wide512_body(ap, b, b_row, b_panel, dt, k, c, ldc, rows, GEMM_NR, zero, R, P)
+#define WIDE(dt)								\
+	do {									\
+		if (rows <= 1 && panels == 8)					\
+			WIDE_RP(dt, 1, 8);					\
+		else if (rows <= 1 && panels == 4)				\
+			WIDE_RP(dt, 1, 4);					\
+		else if (rows <= 1)						\
+			WIDE_RP(dt, 1, 2);					\
+		else if (rows <= 2 && panels == 4)				\
+			WIDE_RP(dt, 2, 4);					\
+		else if (rows <= 2)						\
+			WIDE_RP(dt, 2, 2);					\
+		else if (panels == 4)						\
+			WIDE_RP(dt, 4, 4);					\
+		else								\
+			WIDE_RP(dt, 4, 2);					\
+	} while (0)
+	if (dtype == SPK_DT_FP16)
+		WIDE(SPK_DT_FP16);
+	else if (dtype == SPK_DT_BF16)
+		WIDE(SPK_DT_BF16);
+	else
+		WIDE(SPK_DT_FP32);
+#undef WIDE
+#undef WIDE_RP
+}
+
 /* The AVX2 tile: 6 rows x 16 columns, two ymm a row. */
 INLINE AVX2_TARGET void tile256_body(const float *ap, const uint8_t *b, size_t b_row,
 				     unsigned dtype, uint32_t k, float *c, size_t ldc,
@@ -425,6 +507,31 @@ void gemm_tile(enum gemm_isa isa, const float *ap, const uint8_t *b, size_t b_ro
 	}
 #endif
 	tile_portable(ap, b, b_row, dtype, k, c, ldc, rows, cols, zero);
+}
+
+void gemm_tiles(enum gemm_isa isa, const float *ap, const uint8_t *b, size_t b_row,
+		size_t b_panel, unsigned dtype, uint32_t k, float *c, size_t ldc, uint32_t rows,
+		uint32_t panels, uint32_t cols, bool zero)
+{
+	uint32_t p = 0;
+
+#ifdef X86_HAVE_SIMD
+	if (isa == GEMM_AVX512 && rows <= GEMM_WIDE_ROWS) {
+		/* Full panels in groups of 8, 4 or 2 (as many as fit 16 registers). */
+		uint32_t full = cols == GEMM_NR ? panels : panels - 1;
+
+		while (full - p >= 2) {
+			uint32_t group = rows <= 1 && full - p >= 8 ? 8 : full - p >= 4 ? 4 : 2;
+
+			wide_avx512(ap, b + p * b_panel, b_row, b_panel, dtype, k, c + p * GEMM_NR,
+				    ldc, rows, group, zero);
+			p += group;
+		}
+	}
+#endif
+	for (; p < panels; p++)
+		gemm_tile(isa, ap, b + p * b_panel, b_row, dtype, k, c + p * GEMM_NR, ldc, rows,
+			  p == panels - 1 ? cols : GEMM_NR, zero);
 }
 
 bool simd_fp16_to_f32(const void *src, float *dst, size_t n)

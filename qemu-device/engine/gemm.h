@@ -72,6 +72,19 @@ void gemm_tile(enum gemm_isa isa, const float *ap, const uint8_t *b, size_t b_ro
 	       unsigned dtype, uint32_t k, float *c, size_t ldc, uint32_t rows, uint32_t cols,
 	       bool zero);
 
+/*
+ * gemm_tile over `panels` column panels of one A panel: panel p's B
+ * starts at b + p * b_panel and its C at c + p * NR; the last panel has
+ * cols (<= NR) columns, the others NR.  For rows <= GEMM_WIDE_ROWS the
+ * AVX-512 path computes several panels at once (a tile of one or two rows
+ * alone waits on the FMA latency); the operations on each element, so
+ * the results, are gemm_tile's.
+ */
+#define GEMM_WIDE_ROWS	4
+void gemm_tiles(enum gemm_isa isa, const float *ap, const uint8_t *b, size_t b_row,
+		size_t b_panel, unsigned dtype, uint32_t k, float *c, size_t ldc, uint32_t rows,
+		uint32_t panels, uint32_t cols, bool zero);
+
 /* fp16 -> fp32 of n values with F16C when the CPU has it; false if it does not. */
 bool simd_fp16_to_f32(const void *src, float *dst, size_t n);
 

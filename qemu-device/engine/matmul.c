@@ -86,25 +86,27 @@ static void pack_b_part(const struct matmul_job *j, unsigned q)
 	atomic_fetch_add(j->bdone, 1);
 }
 
-/* Row panels i0 .. i1 - 1 times column panels j0 .. j1 - 1 (A and B packed). */
+/*
+ * Row panels i0 .. i1 - 1 times column panels j0 .. j1 - 1 (A and B
+ * packed): each row panel's column panels in one gemm_tiles call, which
+ * computes panels of a few rows several at a time.
+ */
 static void run_tiles(const struct matmul_job *j, uint32_t i0, uint32_t i1, uint32_t j0,
 		      uint32_t j1)
 {
 	size_t b_row = j->bpack ? GEMM_NR * j->b_elem : j->b_row;
+	size_t b_panel = j->bpack ? (size_t)j->k * b_row : GEMM_NR * j->b_elem;
+	const uint8_t *b = (j->bpack ? j->bpack : j->b) + j0 * b_panel;
 
-	for (uint32_t jp = j0; jp < j1; jp++) {
-		uint32_t col = jp * GEMM_NR;
-		const uint8_t *b = j->bpack ? j->bpack + (size_t)jp * j->k * b_row :
-					      j->b + col * j->b_elem;
+	if (j1 <= j0)
+		return;
+	for (uint32_t ip = i0; ip < i1; ip++) {
+		uint32_t row = ip * j->mr;
 
-		for (uint32_t ip = i0; ip < i1; ip++) {
-			uint32_t row = ip * j->mr;
-
-			gemm_tile(j->isa, j->apack + (size_t)ip * j->k * j->mr, b, b_row, j->dtype,
-				  j->k, j->acc + row * j->ldc + col, j->ldc,
-				  min_u32(j->mr, j->m - row), min_u32(GEMM_NR, j->n - col),
-				  j->zero);
-		}
+		gemm_tiles(j->isa, j->apack + (size_t)ip * j->k * j->mr, b, b_row, b_panel, j->dtype,
+			   j->k, j->acc + row * j->ldc + j0 * GEMM_NR, j->ldc,
+			   min_u32(j->mr, j->m - row), j1 - j0,
+			   min_u32(GEMM_NR, j->n - (j1 - 1) * GEMM_NR), j->zero);
 	}
 }
 

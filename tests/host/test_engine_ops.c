@@ -680,6 +680,7 @@ TEST(matmul_every_simd_path_bit_identical)
 	static const uint32_t shapes[][4] = {
 		{ 70, 100, 130, 1 }, { 33, 128, 40, 2 }, { 2, 384, 17, 3 }, { 16, 48, 16, 1 },
 		{ 3, 128, 20, 2 },	/* gemm.c's row-count variants: 6, 1, 2, 16, 3 rows */
+		{ 1, 64, 200, 1 }, { 2, 128, 130, 2 },	/* gemm_tiles' groups of panels */
 	};
 	static const unsigned threads[] = { 1, 2, 3 };
 	enum gemm_isa best = gemm_isa_supported();
