@@ -126,6 +126,14 @@ static void spyre_bo_close(struct drm_gem_object *obj, struct drm_file *file)
 	struct spyre_bo *bo = to_spyre_bo(obj);
 	struct spyre_bo_mapping *m;
 
+	/*
+	 * Jobs queued or running may still use this file's addresses of the
+	 * buffer: unmapping now would fault them, or let the next buffer of
+	 * the file take the addresses while a job still writes there.  Wait
+	 * for them; a hung job is bounded by the job timeout and its reset.
+	 */
+	dma_resv_wait_timeout(obj->resv, DMA_RESV_USAGE_BOOKKEEP, false, MAX_SCHEDULE_TIMEOUT);
+
 	mutex_lock(&bo->lock);
 	m = spyre_bo_find_mapping(bo, &sfile->ctx);
 	if (m) {

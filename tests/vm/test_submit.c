@@ -113,6 +113,53 @@ TEST(jobs_run_in_order_and_wait_implicitly)
 	close(fd);
 }
 
+/*
+ * Closing a buffer's handle while a job still writes it: the job finishes
+ * into that buffer, and a buffer created right after (which may be given
+ * the same device addresses) is not written by it.
+ */
+TEST(close_with_a_job_in_flight_keeps_its_addresses)
+{
+	enum { CHUNK = 16 * MIB, COPIES = 48 };
+	int fd = open_card(), ret;
+	struct bo src, dst, cmd, next;
+	struct drm_gem_close gc = { 0 };
+	uint64_t old_va;
+	size_t nonzero = 0;
+	uint32_t so;
+
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ(bo_new(fd, CHUNK, 0, &src), 0);
+	ASSERT_EQ(bo_new(fd, CHUNK, 0, &dst), 0);
+	ASSERT_EQ(bo_new(fd, 4096, 0, &cmd), 0);
+	memset(src.map, 0x5a, CHUNK);
+	/* Long enough (768 MiB of copies) that the close comes while it runs. */
+	for (int i = 0; i < COPIES; i++)
+		cmd_put(cmd.map, i, SPYRE_OP_DMA_COPY, src.va, dst.va, CHUNK);
+	so = syncobj_new(fd);
+	ASSERT_TRUE(so);
+	uint32_t bos[] = { src.handle, dst.handle, cmd.handle };
+	ASSERT_EQ(submit(fd, 0, cmd.va, COPIES, bos, 3, so), 0);
+	old_va = dst.va;
+	munmap(dst.map, CHUNK);
+	gc.handle = dst.handle;
+	ASSERT_EQ(xioctl(fd, DRM_IOCTL_GEM_CLOSE, &gc), 0);
+	ASSERT_EQ(bo_new(fd, CHUNK, 0, &next), 0);
+	printf("  # closed buffer at 0x%llx, next buffer at 0x%llx\n",
+	       (unsigned long long)old_va, (unsigned long long)next.va);
+	ASSERT_EQ(syncobj_wait(fd, so), 0);
+	EXPECT_EQ(bo_wait_status(fd, src.handle, &ret), DRM_SPYRE_JOB_STATUS_SUCCESS);
+	EXPECT_EQ(ret, 0);
+	for (size_t i = 0; i < CHUNK; i++)
+		nonzero += ((uint8_t *)next.map)[i] != 0;
+	EXPECT_EQ(nonzero, 0);
+	/* The file was not banned by a fault on the closed buffer. */
+	cmd_put(cmd.map, 0, SPYRE_OP_NOP, 0, 0, 0);
+	EXPECT_EQ(submit(fd, 0, cmd.va, 1, &cmd.handle, 1, so), 0);
+	EXPECT_EQ(syncobj_wait(fd, so), 0);
+	close(fd);
+}
+
 /* An access outside the file's buffers faults, is reported, and bans the file. */
 TEST(mmu_fault_is_reported_and_bans)
 {
