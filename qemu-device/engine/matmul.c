@@ -203,7 +203,7 @@ bool op_matmul_fire_rows(const struct op_env *env, const struct op_desc *op, uin
 {
 	uint32_t m = op->rows, k = op->k, n = op->row_elems;
 	uint32_t step = firing % op->k_steps;
-	bool emit = step == op->k_steps - 1;
+	bool emit = step == op->k_steps - 1, reuse = false;
 	struct matmul_job job = {
 		.isa = gemm_isa(env->simd), .a = a, .b = b,
 		.out = emit ? out : NULL,
@@ -224,8 +224,23 @@ bool op_matmul_fire_rows(const struct op_env *env, const struct op_desc *op, uin
 		job.blocks = job.jpanels;
 	job.state = (atomic_uint *)(void *)(tmp + gemm_pack_floats(m, k));
 	job.done = job.state + job.ipanels;
-	for (uint32_t i = 0; i < 2 * job.ipanels; i++)
-		atomic_init(&job.state[i], 0);
+	if (env->memo) {
+		/* A in device memory packed by the previous firing: panels ready. */
+		struct matmul_memo *mm = env->memo, now = {
+			a, a_row, m, k, op->dtype_in, job.isa, (uintptr_t)a,
+			(uintptr_t)a + (m - 1) * a_row + sticks_for(k, op->dtype_in) * STICK_BYTES
+		};
+
+		reuse = a_row && mm->a == a && mm->a_row == a_row && mm->m == m && mm->k == k &&
+			mm->dtype == now.dtype && mm->isa == now.isa;
+		*mm = now;
+		if (!a_row)
+			mm->a = NULL;
+	}
+	for (uint32_t i = 0; i < job.ipanels; i++) {
+		atomic_init(&job.state[i], reuse ? 2 : 0);
+		atomic_init(&job.done[i], 0);
+	}
 	job.bdone = job.done + job.ipanels;
 	atomic_init(job.bdone, 0);
 	if (b_row && pack_b(b_row, job.ipanels)) {

@@ -17,6 +17,21 @@
 
 #define OP_MAX_THREADS	64	/* threads.c's POOL_MAX_THREADS */
 
+/*
+ * The A panels the last matmul firing packed, which op scratch keeps until
+ * another op fires: a firing of the same A in device memory (another
+ * core's tile of the same rows) uses them instead of packing again.  The
+ * scheduler forgets them (a = NULL) when a write meets lo .. hi, another
+ * op uses the scratch, or a run starts.
+ */
+struct matmul_memo {
+	const uint8_t *a;		/* NULL: nothing kept */
+	size_t a_row;
+	uint32_t m, k;
+	unsigned dtype, isa;
+	uintptr_t lo, hi;		/* the bytes of A they were packed from */
+};
+
 /* Host resources a firing may use. */
 struct op_env {
 	struct engine_pool *pool;
@@ -30,6 +45,7 @@ struct op_env {
 	bool defer;
 	float *thread_tmp[OP_MAX_THREADS];	/* op_thread_floats() each, per pool thread */
 	size_t thread_floats;
+	struct matmul_memo *memo;	/* NULL: none */
 };
 
 /* Floats of host scratch one firing of op needs (the tmp of op_fire). */

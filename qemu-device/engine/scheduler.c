@@ -138,6 +138,7 @@ struct run {
 	struct fifo **lazy;		/* the lazy FIFOs */
 	unsigned num_lazy;
 	uintptr_t lazy_lo, lazy_hi;	/* holds every lazy FIFO's range (grows only) */
+	struct matmul_memo memo;	/* A panels kept in r->tmp (ops.h) */
 };
 
 static inline uint64_t max_u64(uint64_t a, uint64_t b)
@@ -275,6 +276,8 @@ static void before_write(struct run *r, uint64_t addr, size_t len)
 		pool_finish(r->env.pool);
 		r->busy_slot = -1;
 	}
+	if (r->memo.a && (any || ranges_meet(lo, hi, r->memo.lo, r->memo.hi)))
+		r->memo.a = NULL;
 	if (!any && !ranges_meet(lo, hi, r->lazy_lo, r->lazy_hi))
 		return;
 	for (unsigned i = 0; i < r->num_lazy; i++) {
@@ -839,11 +842,13 @@ static void fire_op(struct run *r, struct agent *a, uint64_t t)
 			r->busy_use[r->busy_num++] = (struct slot_range){ op->out, out_pos,
 									  op->out_sticks };
 	}
-	if (op->opcode == SPK_OPC_MATMUL)
+	if (op->opcode == SPK_OPC_MATMUL) {
 		emitted = op_matmul_fire_rows(&r->env, op, a->fired, in[0], row[0], in[1], row[1],
 					      out_buf, acc, r->tmp);
-	else
+	} else {
+		r->memo.a = NULL;	/* its scratch is r->tmp too */
 		emitted = op_fire(&r->env, op, a->fired, in, out_buf, acc, r->tmp);
+	}
 	if (emitted) {
 		if (!direct) {
 			uint32_t first = of->cap - out_pos;
@@ -1312,6 +1317,7 @@ enum spyre_engine_status spyre_program_run(struct spyre_program *prog,
 	r.ring.num_cores = prog->cfg.num_cores;
 	r.busy_slot = -1;
 	r.lazy_lo = UINTPTR_MAX;
+	r.env.memo = &r.memo;
 	st = alloc_run(&r);
 	for (unsigned c = 0; !st && c < prog->num_cores; c++)
 		st = setup_core(&r, c, args);

@@ -676,6 +676,83 @@ TEST(lazy_matmul_packed_b_identical)
 }
 
 /*
+ * Cores 0, 1 and 2 multiply the same rows of A (in device memory) by
+ * their own columns of B: a firing reuses the A panels the previous one
+ * packed.  Core 2's A enters only after its stream W copied new bytes over
+ * A (variant 0), or after core 1 ran a transpose that used the op scratch
+ * holding the panels (variant 1): core 2 must not reuse them.  Same bytes
+ * as a copying run.
+ */
+TEST(lazy_matmul_packed_a_reused_until_changed)
+{
+	enum { M = 64, K = 128, N = 64, AS = M * K / 64, BS = K * N / 64, CS = M * N / 32 };
+	/* A, B (3 column blocks of N), C, W's source, D's source and destination. */
+	uint64_t args[6] = { 0, MiB, 2 * MiB, 3 * MiB, 4 * MiB, 6 * MiB };
+	struct test_mem mem;
+	unsigned bad = 0;
+
+	for (unsigned variant = 0; variant < 2; variant++) {
+		memset(&prog, 0, sizeof(prog));
+		spyre_engine_config_default(&cfg);
+		prog.num_args = 6;
+		for (unsigned core = 0; core < 3; core++) {
+			struct pb_core *c = pb_core(&prog, core);
+			struct pb_op *op = pb_op(c, SPK_OPC_MATMUL, SPK_DT_FP16, SPK_DT_FP32, 1, M,
+						 N);
+			uint16_t d, w;
+
+			op->k = K;
+			op->k_steps = 1;
+			op->in[0] = pb_stream(c, pb_linear(SPK_EP_DRAM, 0, 0, AS), pb_op_end(), AS,
+					      AS);
+			op->in[1] = pb_stream(c, (struct pb_endpoint){ SPK_EP_DRAM, 1, 0,
+								       core * 128, { 1, K, 1, 1 },
+								       { 128, 3 * 128, 0, 0 } },
+					      pb_op_end(), BS, BS);
+			op->out = pb_stream(c, pb_op_end(),
+					    pb_linear(SPK_EP_DRAM, 2, core * CS * 128, CS), CS, CS);
+			op->acc_buffer = pb_buffer(c, CS * 128);
+			if (core == 1 && variant == 1) {
+				/* A long copy, then a 64 x 64 fp32 transpose (op scratch). */
+				struct pb_op *t = pb_op(c, SPK_OPC_TRANSPOSE, SPK_DT_FP32,
+							SPK_DT_FP32, 1, 64, 64);
+
+				d = pb_stream(c, pb_linear(SPK_EP_DRAM, 4, 0, 2048),
+					      pb_linear(SPK_EP_DRAM, 5, 0, 2048), 2048, 256);
+				t->in[0] = pb_stream(c, pb_linear(SPK_EP_DRAM, 3, 0, 128),
+						     pb_op_end(), 128, 128);
+				c->streams[t->in[0]].after = d;
+				t->out = pb_stream(c, pb_op_end(),
+						   pb_linear(SPK_EP_DRAM, 5, 2048 * 128, 128), 128,
+						   128);
+			}
+			if (core == 2) {
+				/* A longer copy, then (variant 0) W over A, then A. */
+				d = pb_stream(c, pb_linear(SPK_EP_DRAM, 4, 0, 4096),
+					      pb_linear(SPK_EP_DRAM, 5, MiB, 4096), 4096, 256);
+				c->streams[op->in[0]].after = d;
+				if (variant == 0) {
+					w = pb_stream(c, pb_linear(SPK_EP_DRAM, 3, 0, AS),
+						      pb_linear(SPK_EP_DRAM, 0, 0, AS), AS, AS);
+					c->streams[w].after = d;
+					c->streams[op->in[0]].after = w;
+				}
+			}
+		}
+		test_mem_init(&mem, 8 * MiB);
+		for (unsigned threads = 1; threads <= 2; threads++) {
+			fill_fp16(&mem, 0, 6 * MiB, 6);
+			fill_fp16(&mem, 3 * MiB, MiB, 1000);	/* W's bytes differ from A's */
+			cfg.host_threads = threads;
+			bad += same_with_and_without_map(&mem, args, 6);
+		}
+		test_mem_fini(&mem);
+	}
+	cfg.host_threads = 0;
+	EXPECT_EQ(bad, 0);
+}
+
+/*
  * Device memory where [ALIAS, 2 ALIAS) is [0, ALIAS) again (two device
  * addresses of one page); map_alias: whether map gives a pointer there.
  */
