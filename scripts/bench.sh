@@ -11,6 +11,9 @@ mkdir -p "$out"
 	-L "$FIRMWARE_ROOT/usr/share/seabios" -L "$FIRMWARE_ROOT/usr/share/qemu"
 "$out/engine-bench" "$out/engine.json"
 "$out/model-bench" "$out/model.json"
+# Host time the engine takes to emulate each kernel of the decoder example
+# (engine.emulation.*_ms): what bounds runtime.graph_vs_eager_prefill.
+"$out/ops-bench" "$out/ops.json"
 # The driver's empty-job overhead, measured inside the guest.
 "$SPYRE_TOP/scripts/vm-run.sh" --timeout 600 -- \
 	'modprobe spyre && /usr/share/spyre/tests/bench_null_job 2' > "$out/driver.log"
@@ -21,8 +24,8 @@ sed -n 's/^SPYRE-BENCH-JSON //p' "$out/driver.log" > "$out/driver.json"
 	'modprobe spyre && /usr/share/spyre/tests/runtime_bench 64' > "$out/runtime.log"
 grep -v '^SPYRE-BENCH-JSON ' "$out/runtime.log"
 sed -n 's/^SPYRE-BENCH-JSON //p' "$out/runtime.log" > "$out/runtime.json"
-python3 - "$out/results.json" "$out/dma.json" "$out/engine.json" "$out/model.json" "$out/runtime.json" \
-	"$out/driver.json" <<'PY'
+python3 - "$out/results.json" "$out/dma.json" "$out/engine.json" "$out/model.json" "$out/ops.json" \
+	"$out/runtime.json" "$out/driver.json" <<'PY'
 import json, sys
 rows = []
 for path in sys.argv[2:]:

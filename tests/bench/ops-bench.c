@@ -158,9 +158,9 @@ static int bench_plan(struct kernel *k, const struct ops_plan *plan, const uint6
 			}
 			cycles += st.device_cycles;
 			if (rep == reps - 1 && getenv("SPYRE_OPS_BENCH_STATS"))
-				printf("  # %s launch %u: dram read %llu write %llu, ring %llu "
-				       "(links %llu), %llu firings, %llu MACs\n", k->name, i,
-				       (unsigned long long)st.dram_read_bytes,
+				printf("  # %s launch %u: image %zu bytes, dram read %llu write %llu, "
+				       "ring %llu (links %llu), %llu firings, %llu MACs\n", k->name, i,
+				       l->bytes, (unsigned long long)st.dram_read_bytes,
 				       (unsigned long long)st.dram_write_bytes,
 				       (unsigned long long)st.ring_bytes,
 				       (unsigned long long)st.ring_link_bytes,
