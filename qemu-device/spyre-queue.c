@@ -513,7 +513,7 @@ static void *spyre_queue_worker(void *opaque)
         int64_t start;
 
         if (!spyre_queue_has_work_locked(q)) {
-            qemu_cond_wait(&s->cond, &s->lock);
+            qemu_cond_wait(&q->work, &s->lock);
             continue;
         }
         entry = q->base + (uint64_t)q->head * SPYRE_CMD_SIZE;
@@ -560,12 +560,35 @@ static void *spyre_queue_worker(void *opaque)
         } else {
             q->running = false;     /* the reset already cleared the queue */
         }
-        /* Wake WAITs on other queues, the DMA engine and reset progress. */
+        /*
+         * Wake WAITs on other queues and a hang waiting for reset; idle
+         * workers wait on their own queue's condition, not woken here.
+         */
         qemu_cond_broadcast(&s->cond);
     }
     qemu_mutex_unlock(&s->lock);
     g_free(bounce);
     return NULL;
+}
+
+/*
+ * The queue's registers changed (doorbell, control): wake its worker.
+ * Each worker has its own condition, so a command on one queue does not
+ * wake the other three workers.
+ */
+void spyre_queue_kick_locked(SpyreQueue *q)
+{
+    qemu_cond_signal(&q->work);
+}
+
+/* Reset or stop: wake every worker. */
+void spyre_queues_kick_locked(SpyreState *s)
+{
+    int i;
+
+    for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
+        qemu_cond_signal(&s->queues[i].work);
+    }
 }
 
 void spyre_queues_start(SpyreState *s)
@@ -592,6 +615,7 @@ void spyre_queues_stop(SpyreState *s)
     s->stopping = true;
     qemu_cond_broadcast(&s->cond);
     qemu_cond_broadcast(&s->dma_cond);
+    spyre_queues_kick_locked(s);
     qemu_mutex_unlock(&s->lock);
     /* A worker may be waiting for the BQL inside a DMA to MMIO. */
     qemu_mutex_unlock_iothread();

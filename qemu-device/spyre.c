@@ -508,6 +508,7 @@ static void spyre_reset_locked(SpyreState *s)
     }
     qemu_cond_broadcast(&s->cond);
     qemu_cond_broadcast(&s->dma_cond);
+    spyre_queues_kick_locked(s);
 }
 
 static void spyre_queue_write(SpyreState *s, SpyreQueue *q, hwaddr addr,
@@ -569,6 +570,7 @@ static void spyre_queue_write(SpyreState *s, SpyreQueue *q, hwaddr addr,
             }
             q->ctrl = val & (SPYRE_QCTRL_ENABLE | SPYRE_QCTRL_PRIORITY_MASK);
             qemu_cond_broadcast(&s->cond);
+            spyre_queue_kick_locked(q);
         }
         break;
     case SPYRE_QREG_DOORBELL:
@@ -582,6 +584,7 @@ static void spyre_queue_write(SpyreState *s, SpyreQueue *q, hwaddr addr,
             trace_spyre_doorbell(q->index, val);
             q->tail = val;
             qemu_cond_broadcast(&s->cond);
+            spyre_queue_kick_locked(q);
         }
         break;
     default:
@@ -902,6 +905,9 @@ static void spyre_realize(PCIDevice *pdev, Error **errp)
     qemu_mutex_init(&s->lock);
     qemu_cond_init(&s->cond);
     qemu_cond_init(&s->dma_cond);
+    for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
+        qemu_cond_init(&s->queues[i].work);
+    }
     s->irq_bh = qemu_bh_new_guarded(spyre_irq_bh, s,
                                     &DEVICE(pdev)->mem_reentrancy_guard);
     s->dma_owner = -1;
@@ -912,9 +918,13 @@ static void spyre_realize(PCIDevice *pdev, Error **errp)
 static void spyre_exit(PCIDevice *pdev)
 {
     SpyreState *s = SPYRE(pdev);
+    int i;
 
     spyre_queues_stop(s);
     qemu_bh_delete(s->irq_bh);
+    for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
+        qemu_cond_destroy(&s->queues[i].work);
+    }
     qemu_cond_destroy(&s->cond);
     qemu_cond_destroy(&s->dma_cond);
     qemu_mutex_destroy(&s->lock);

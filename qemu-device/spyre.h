@@ -35,6 +35,7 @@ typedef struct SpyreQueue {
     SpyreState *s;
     int index;
     QemuThread thread;
+    QemuCond work;          /* the worker waits here for commands (s->lock) */
 
     /* Registers */
     uint64_t base;
@@ -169,6 +170,8 @@ uint32_t spyre_cmd_launch(SpyreExec *e, const uint64_t *args);
 
 /* spyre-queue.c */
 void spyre_queues_start(SpyreState *s);
+void spyre_queue_kick_locked(SpyreQueue *q);
+void spyre_queues_kick_locked(SpyreState *s);
 void spyre_queues_stop(SpyreState *s);
 bool spyre_exec_aborted(SpyreExec *e);
 
