@@ -15,7 +15,8 @@
  *
  * usage: ops-bench [results.json]
  * SPYRE_OPS_BENCH_REPS: repetitions (default 15); SPYRE_OPS_BENCH_ONLY: only
- * the kernels whose name contains it (for profiling); SPYRE_OPS_BENCH_STATS:
+ * the kernels whose name contains it, or is it when it ends in '$' (for
+ * profiling); SPYRE_OPS_BENCH_STATS:
  * print each launch's statistics; SPYRE_OPS_BENCH_THREADS: the engine's
  * host_threads (default 0, every CPU; 1 gives CPU times that other load on
  * the machine hardly disturbs).
@@ -296,7 +297,10 @@ int main(int argc, char **argv)
 
 		k[i] = (struct kernel){ specs[i].name, specs[i].prefill, specs[i].decode, 0, 0, 0, 0,
 					0 };
-		if (only && !strstr(specs[i].name, only)) {
+		if (only && (only[0] && only[strlen(only) - 1] == '$' ?
+				     strncmp(specs[i].name, only, strlen(only) - 1) ||
+				     strlen(specs[i].name) != strlen(only) - 1 :
+				     !strstr(specs[i].name, only))) {
 			k[i].prefill = k[i].decode = 0;
 			continue;
 		}
