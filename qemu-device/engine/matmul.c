@@ -222,6 +222,12 @@ bool op_matmul_fire_rows(const struct op_env *env, const struct op_desc *op, uin
 	job.blocks = (4 * pool_threads(env->pool) + job.ipanels - 1) / job.ipanels;
 	if (job.blocks > job.jpanels)
 		job.blocks = job.jpanels;
+	/*
+	 * A panel of a few rows: blocks of at least 4 column panels, which
+	 * gemm_tiles computes together (smaller parts halve its speed).
+	 */
+	if (m <= GEMM_WIDE_ROWS && job.blocks > (job.jpanels + 3) / 4)
+		job.blocks = (job.jpanels + 3) / 4;
 	job.state = (atomic_uint *)(void *)(tmp + gemm_pack_floats(m, k));
 	job.done = job.state + job.ipanels;
 	if (env->memo) {
