@@ -236,7 +236,13 @@ int main(int argc, char **argv)
 	int engine_only = 0;
 	unsigned k_steps = 1;
 
-	if (argc > 2 && !strcmp(argv[1], "--engine-only")) {
+	if (argc > 1 && argv[1][0] == '-') {
+		if (strcmp(argv[1], "--engine-only") || argc < 3 || atoi(argv[2]) < 1) {
+			fprintf(stderr, "usage: engine-bench [results.json]\n"
+				"       engine-bench --engine-only RUNS [THREADS [K_STEPS "
+				"[TILE_M TILE_N]]]\n");
+			return 2;
+		}
 		engine_only = atoi(argv[2]);
 		if (argc > 3)
 			threads = (unsigned)atoi(argv[3]);
@@ -245,6 +251,15 @@ int main(int argc, char **argv)
 		if (argc > 6) {
 			TILE_M = (unsigned)atoi(argv[5]);
 			TILE_N = (unsigned)atoi(argv[6]);
+		}
+		/* Whole tiles, whole sticks, the same number a core, in one row block. */
+		if (!TILE_M || !TILE_N || DIM % TILE_M || DIM % TILE_N || TILE_N % 64 ||
+		    (DIM / TILE_M) * (DIM / TILE_N) % CORES ||
+		    (DIM / TILE_M) * (DIM / TILE_N) / CORES > DIM / TILE_N || !k_steps ||
+		    DIM % (64 * k_steps)) {
+			fprintf(stderr, "engine-bench: no such kernel (tiles %ux%u, k_steps %u)\n",
+				TILE_M, TILE_N, k_steps);
+			return 2;
 		}
 		argc = 1;
 	}
