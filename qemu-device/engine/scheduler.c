@@ -638,16 +638,19 @@ static void fifo_transfer(const struct fifo *from, struct fifo *to, uint32_t n)
 			memcpy(dst, from->base + (size_t)ps * STICK_BYTES, (size_t)run * STICK_BYTES);
 			if (to->src)
 				memset(&to->src[pd], 0, run * sizeof(*to->src));
+		} else if (to->src) {
+			/* Where the sticks lie, then the bytes of those in from's slots. */
+			memcpy(&to->src[pd], &from->src[ps], run * sizeof(*to->src));
+			for (uint32_t j = 0; j < run; j++)
+				if (!from->src[ps + j])
+					memcpy(dst + (size_t)j * STICK_BYTES,
+					       from->base + (size_t)(ps + j) * STICK_BYTES, STICK_BYTES);
 		} else {
 			for (uint32_t j = 0; j < run; j++) {
 				const uint8_t *p = from->src[ps + j];
 
-				if (to->src)
-					to->src[pd + j] = p;
-				if (!p || !to->src)
-					memcpy(dst + (size_t)j * STICK_BYTES,
-					       p ? p : from->base + (size_t)(ps + j) * STICK_BYTES,
-					       STICK_BYTES);
+				memcpy(dst + (size_t)j * STICK_BYTES,
+				       p ? p : from->base + (size_t)(ps + j) * STICK_BYTES, STICK_BYTES);
 			}
 		}
 		i += run;
