@@ -61,30 +61,6 @@ static spyre_status mlp_check(const spyre_layout *x, const spyre_layout *w1, spy
 	return SPYRE_SUCCESS;
 }
 
-/* Append src's launches to dst with arguments renamed by map. */
-static spyre_status append_mapped(struct ops_plan *dst, struct ops_plan *src, const uint8_t *map)
-{
-	for (unsigned i = 0; i < src->num_launches; i++) {
-		struct ops_launch *l = &src->launches[i];
-
-		if (dst->num_launches == dst->cap) {
-			unsigned cap = dst->cap ? dst->cap * 2 : 4;
-			struct ops_launch *n = realloc(dst->launches, cap * sizeof(*n));
-
-			if (!n)
-				return spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY,
-						       "spyre_op_mlp: out of memory");
-			dst->launches = n;
-			dst->cap = cap;
-		}
-		for (unsigned a = 0; a < l->num_args; a++)
-			l->arg[a] = map[l->arg[a]];
-		dst->launches[dst->num_launches++] = *l;
-		l->image = NULL;	/* moved */
-	}
-	return SPYRE_SUCCESS;
-}
-
 static spyre_status mlp_unfused(const spyre_layout *x, const spyre_layout *w1, spyre_act act,
 				const spyre_layout *w2, const spyre_layout *y,
 				struct ops_plan *plan)
@@ -99,10 +75,10 @@ static spyre_status mlp_unfused(const spyre_layout *x, const spyre_layout *w1, s
 		return st;
 	plan->temp_bytes = h.bytes;
 	if (!(st = ops_gen_matmul(x, w1, act, &h, &p)))
-		st = append_mapped(plan, &p, map1);
+		st = ops_plan_append(plan, &p, map1);
 	ops_plan_free(&p);
 	if (!st && !(st = ops_gen_matmul(&h, w2, SPYRE_ACT_NONE, y, &p)))
-		st = append_mapped(plan, &p, map2);
+		st = ops_plan_append(plan, &p, map2);
 	ops_plan_free(&p);
 	return st;
 }

@@ -31,10 +31,9 @@ struct pb_program *ops_prog_new(uint32_t num_args)
 	return p;
 }
 
-spyre_status ops_plan_add(struct ops_plan *plan, struct pb_program *prog, const uint8_t *arg)
+/* Room for one more launch at the end of @plan. */
+static spyre_status plan_reserve(struct ops_plan *plan)
 {
-	struct ops_launch *l;
-
 	if (plan->num_launches == plan->cap) {
 		unsigned cap = plan->cap ? plan->cap * 2 : 4;
 		struct ops_launch *n = realloc(plan->launches, cap * sizeof(*n));
@@ -44,6 +43,16 @@ spyre_status ops_plan_add(struct ops_plan *plan, struct pb_program *prog, const 
 		plan->launches = n;
 		plan->cap = cap;
 	}
+	return SPYRE_SUCCESS;
+}
+
+spyre_status ops_plan_add(struct ops_plan *plan, struct pb_program *prog, const uint8_t *arg)
+{
+	struct ops_launch *l;
+	spyre_status st = plan_reserve(plan);
+
+	if (st)
+		return st;
 	l = &plan->launches[plan->num_launches];
 	memset(l, 0, sizeof(*l));
 	l->image = pb_serialize(prog, &l->bytes);
@@ -52,6 +61,22 @@ spyre_status ops_plan_add(struct ops_plan *plan, struct pb_program *prog, const 
 	l->num_args = prog->num_args;
 	memcpy(l->arg, arg, prog->num_args);
 	plan->num_launches++;
+	return SPYRE_SUCCESS;
+}
+
+spyre_status ops_plan_append(struct ops_plan *dst, struct ops_plan *src, const uint8_t *map)
+{
+	for (unsigned i = 0; i < src->num_launches; i++) {
+		struct ops_launch *l = &src->launches[i];
+		spyre_status st = plan_reserve(dst);
+
+		if (st)
+			return st;
+		for (unsigned a = 0; a < l->num_args; a++)
+			l->arg[a] = map[l->arg[a]];
+		dst->launches[dst->num_launches++] = *l;
+		l->image = NULL;	/* moved */
+	}
 	return SPYRE_SUCCESS;
 }
 

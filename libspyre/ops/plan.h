@@ -9,6 +9,12 @@
 struct pb_program *ops_prog_new(uint32_t num_args);
 /* Serialize @prog and append it; arg[i] names argument i's operand. */
 spyre_status ops_plan_add(struct ops_plan *plan, struct pb_program *prog, const uint8_t *arg);
+/*
+ * Move @src's launches to the end of @dst, renaming operand i to map[i]
+ * (a plan built for a sub-op, composed into a bigger one); @src keeps
+ * its launches without their images, for ops_plan_free.
+ */
+spyre_status ops_plan_append(struct ops_plan *dst, struct ops_plan *src, const uint8_t *map);
 int ops_core_fits(const struct pb_core *c);
 
 /* NULL, malformed layout or a last dim past SPYRE_OP_MAX_ROW. */

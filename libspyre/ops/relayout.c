@@ -226,30 +226,6 @@ static spyre_status permute_rows(const spyre_layout *x, const uint32_t *perm,
 	return st;
 }
 
-/* Append @src's launches to @dst, renaming operand i to map[i]. */
-static spyre_status plan_append(struct ops_plan *dst, struct ops_plan *src, const uint8_t *map)
-{
-	for (unsigned i = 0; i < src->num_launches; i++) {
-		struct ops_launch *l = &src->launches[i];
-
-		if (dst->num_launches == dst->cap) {
-			unsigned cap = dst->cap ? dst->cap * 2 : 4;
-			struct ops_launch *nl = realloc(dst->launches, cap * sizeof(*nl));
-
-			if (!nl)
-				return spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY,
-						       "spyre_op_permute: out of memory");
-			dst->launches = nl;
-			dst->cap = cap;
-		}
-		for (unsigned a = 0; a < l->num_args; a++)
-			l->arg[a] = map[l->arg[a]];
-		dst->launches[dst->num_launches++] = *l;
-		l->image = NULL;	/* moved */
-	}
-	return SPYRE_SUCCESS;
-}
-
 /*
  * The last dim moves: y's last dim is x's dim k.  Three steps, each left
  * out when it does nothing: a row permute bringing k next to the last
@@ -320,7 +296,7 @@ static spyre_status permute_moving_last(const spyre_layout *x, const uint32_t *p
 	if (!st && !(st = ops_gen_transpose(&t1, &t2, &p))) {
 		uint8_t map[2] = { in_tr, out_tr };
 
-		st = plan_append(plan, &p, map);
+		st = ops_plan_append(plan, &p, map);
 	}
 	ops_plan_free(&p);
 	if (!st && need_b) {
