@@ -279,12 +279,6 @@ static spyre_status mm_check(const spyre_layout *a, const spyre_layout *b, spyre
 	return SPYRE_SUCCESS;
 }
 
-/* Half of a multiple of 64, rounded down to a multiple of 64 (at least 64). */
-static uint32_t half64(uint32_t tn)
-{
-	return tn / 2 / 64 * 64 < 64 ? 64 : tn / 2 / 64 * 64;
-}
-
 struct mm_operand ops_mm_dram(uint16_t arg, const spyre_layout *l)
 {
 	return (struct mm_operand){ SPK_EP_DRAM, arg, 0,
@@ -292,49 +286,113 @@ struct mm_operand ops_mm_dram(uint16_t arg, const spyre_layout *l)
 }
 
 /*
- * Choose tiles: tm rows, tn columns (a multiple of 64); shrink them until
- * the tiles occupy the cores; then until one tile fits a core, and last
- * the K chunking.
+ * The device's ratio of DRAM bandwidth to PE-array throughput, in device
+ * cycles (the engine's defaults, docs/engine.md: 150 bytes/ns at 1.5 GHz,
+ * 1024 fp16 or bf16 MACs a cycle a core, a quarter of it in fp32, 89
+ * cycles of fill and drain a firing, ~100 ns to a stream's first stick).
  */
-spyre_status ops_mm_geometry(struct mm_geom *g, uint32_t M, uint32_t N)
-{
-	uint32_t n64 = div_up(N, 64) * 64, K = g->K;
-	uint32_t ps = SPYRE_STICK_BYTES / ops_dtype_bytes(g->a.dtype);
-	struct mm_item it;
+#define MM_DRAM_BYTES_PER_CYCLE	100
+#define MM_MACS_PER_CYCLE	1024
+#define MM_FIRING_CYCLES	89
+#define MM_LATENCY_CYCLES	150
 
-	g->tm = M < 64 ? M : 64;
-	g->tn = n64 < 256 ? n64 : 256;
-	while ((uint64_t)div_up(M, g->tm) * div_up(N, g->tn) < OPS_CORES) {
-		if (g->tn > 64)
-			g->tn = half64(g->tn);
-		else if (g->tm > 8)
-			g->tm /= 2;
-		else
-			break;
-	}
+/*
+ * Modelled device cycles of the tiling in g for M x N: the DRAM traffic
+ * (A read once per tile column, B once per tile row, C written once) or
+ * the busiest core's PE work, whichever is longer, plus the work of one
+ * firing that cannot overlap the loads (a core's last K chunk).  With
+ * bound, a lower bound whatever the K chunking.
+ */
+static uint64_t mm_cost(const struct mm_geom *g, uint32_t M, uint32_t N, int bound)
+{
+	uint64_t tiles_m = div_up(M, g->tm), tiles_n = div_up(N, g->tn);
+	uint64_t tiles = tiles_m * tiles_n, per_core = (tiles + OPS_CORES - 1) / OPS_CORES;
+	uint64_t stick_in = SPYRE_STICK_BYTES / ops_dtype_bytes(g->a.dtype);
+	uint64_t a = tiles_n * M * sticks(g->K, g->a.dtype) * SPYRE_STICK_BYTES;
+	uint64_t b = tiles_m * g->K * sticks(N, g->b.dtype) * SPYRE_STICK_BYTES;
+	uint64_t c = (uint64_t)M * sticks(N, g->c.dtype) * SPYRE_STICK_BYTES;
+	uint64_t firings = g->ks + (g->tail_k ? 1 : 0);
+	uint64_t rate = g->a.dtype == SPYRE_DTYPE_FP32 ? MM_MACS_PER_CYCLE / 4 : MM_MACS_PER_CYCLE;
+	uint64_t tile = (uint64_t)g->tm * g->K * div_up(g->tn, stick_in) * stick_in / rate +
+			firings * MM_FIRING_CYCLES;
+	uint64_t dram = (a + b + c) / MM_DRAM_BYTES_PER_CYCLE, pe = per_core * tile;
+
+	if (bound)	/* K chunks add firings and cut the last one short */
+		return dram > pe ? dram : pe;
+	return (dram > pe ? dram : pe) + tile / firings + MM_LATENCY_CYCLES;
+}
+
+/* Chunk K (whole sticks, shrinking by a quarter) until a tile fits a core. */
+static int mm_fit_k(struct mm_geom *g)
+{
+	uint32_t ps = SPYRE_STICK_BYTES / ops_dtype_bytes(g->a.dtype), K = g->K;
+	struct mm_item it = { 0, 1, g->tm, 0, 1, g->tn };
+
 	g->ks = 1;
 	g->tk = K;
 	g->tail_k = 0;
-	for (;;) {
-		it = (struct mm_item){ 0, 1, g->tm, 0, 1, g->tn };
-		if (ops_mm_fit(g, &it))
-			return SPYRE_SUCCESS;
-		if (g->tn > 64) {
-			g->tn = half64(g->tn);
-		} else if (g->tm > 8) {
-			g->tm /= 2;
-		} else if (g->tk > ps) {
-			/* Chunks of whole sticks, shrinking by a quarter. */
-			uint32_t tk = (g->tk - g->tk / 4) / ps * ps;
+	while (!ops_mm_fit(g, &it)) {
+		uint32_t tk = (g->tk - g->tk / 4) / ps * ps;
 
-			g->tk = tk < ps ? ps : tk;
-			g->ks = K / g->tk;
-			g->tail_k = K - g->ks * g->tk;
-		} else {
-			return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
-					       "matmul: no tiling of K = %u fits a core", K);
-		}
+		if (g->tk <= ps)
+			return 0;
+		g->tk = tk < ps ? ps : tk;
+		g->ks = K / g->tk;
+		g->tail_k = K - g->ks * g->tk;
 	}
+	return 1;
+}
+
+/*
+ * Choose tiles: tm rows (M itself up to 512, or a power of two from 8 to
+ * 512), tn columns (a multiple of 64 up to 512), K in as few chunks as let
+ * a tile fit a core; of those, the tiling of least modelled device time
+ * (mm_cost).  Large products get large tiles (less DRAM traffic), small
+ * ones enough tiles to occupy the cores.  A tile must stay under
+ * ITEM_WORK_MAX (the smallest candidate is taken regardless, as before).
+ */
+spyre_status ops_mm_geometry(struct mm_geom *g, uint32_t M, uint32_t N)
+{
+	uint32_t n64 = div_up(N, 64) * 64;
+	uint32_t tms[8], tns[6], ntm = 0, ntn = 0;
+	uint64_t best = UINT64_MAX;
+	struct mm_geom b = *g;
+
+	if (M <= 512)
+		tms[ntm++] = M;
+	for (uint32_t tm = 512; tm >= 8; tm /= 2)
+		if (tm < M)
+			tms[ntm++] = tm;
+	if (n64 <= 512)
+		tns[ntn++] = n64;
+	for (uint32_t tn = 512; tn >= 64; tn /= 2)
+		if (tn < n64)
+			tns[ntn++] = tn;
+	for (uint32_t i = 0; i < ntm; i++)
+		for (uint32_t j = 0; j < ntn; j++) {
+			uint64_t cost;
+
+			g->tm = tms[i];
+			g->tn = tns[j];
+			g->ks = 1;
+			g->tk = g->K;
+			g->tail_k = 0;
+			if (mm_cost(g, M, N, 1) >= best || !mm_fit_k(g))
+				continue;
+			if (tile_work(g, g->tm, g->tn) > ITEM_WORK_MAX &&
+			    (i < ntm - 1 || j < ntn - 1))
+				continue;
+			cost = mm_cost(g, M, N, 0);
+			if (cost < best) {
+				best = cost;
+				b = *g;
+			}
+		}
+	*g = b;
+	if (best == UINT64_MAX)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+				       "matmul: no tiling of K = %u fits a core", g->K);
+	return SPYRE_SUCCESS;
 }
 
 spyre_status ops_gen_matmul(const spyre_layout *a, const spyre_layout *b, spyre_act act,

@@ -14,6 +14,11 @@
  * engine.emulation.decode_step_ms) as a JSON array.
  *
  * usage: ops-bench [results.json]
+ *        ops-bench --matmul-sweep [MxKxN ...]
+ *   (fp16 matmuls of the given shapes, or a default list of small to
+ *   large and odd shapes: for each the tiling libspyre picks, its
+ *   launches, the modelled device time and the median host time; for
+ *   comparing tilings)
  * SPYRE_OPS_BENCH_REPS: repetitions (default 15); SPYRE_OPS_BENCH_ONLY: only
  * the kernels whose name contains it, or is it when it ends in '$' (for
  * profiling); SPYRE_OPS_BENCH_STATS:
@@ -28,6 +33,7 @@
 
 #include "engine_testlib.h"
 #include "ops_internal.h"
+#include "plan.h"
 
 #define MEM_BYTES	(64ull << 20)
 #define D		256
@@ -46,7 +52,7 @@ static uint64_t dev_alloc(uint64_t bytes)
 	uint64_t a = mem_top;
 
 	mem_top += (bytes + 4095) & ~4095ull;
-	if (mem_top > MEM_BYTES) {
+	if (mem_top > mem.size) {
 		fprintf(stderr, "ops-bench: device memory exhausted\n");
 		exit(1);
 	}
@@ -279,6 +285,75 @@ static spyre_status generate(const struct spec *s, struct ops_plan *plan, uint64
 	}
 }
 
+/* Default shapes for --matmul-sweep, M x K x N. */
+static const uint32_t sweep_shapes[][3] = {
+	{ 64, 256, 64 },     { 64, 256, 1024 },	  { 256, 512, 384 },   { 1024, 1024, 1024 },
+	{ 2048, 2048, 2048 }, { 4096, 4096, 1024 }, { 1, 4096, 4096 },   { 512, 8192, 512 },
+	{ 1000, 1000, 1000 }, { 64, 64, 256 },	  { 1, 256, 64 },      { 128, 1024, 4096 },
+	{ 4096, 1024, 4096 }, { 100, 3000, 700 },
+};
+
+static int matmul_sweep(int argc, char **argv, int reps)
+{
+	unsigned n = argc > 2 ? (unsigned)argc - 2 : sizeof(sweep_shapes) / sizeof(sweep_shapes[0]);
+
+	test_mem_init(&mem, 512ull << 20);
+	printf("%-20s %-22s %8s %10s %9s %9s\n", "M x K x N (fp16)", "tile tm x tn, K chunks",
+	       "launches", "device us", "host ms", "cpu ms");
+	for (unsigned i = 0; i < n; i++) {
+		struct spec s = { "sweep", MATMUL, 0, 0, 0, 0, 0, 0, 0 };
+		struct ops_plan plan = { 0 };
+		uint64_t ops[OPS_MAX_OPERANDS];
+		unsigned nops = 0;
+		struct kernel k = { "sweep", 0, 0, 0, 0, 0, 0, 0 };
+		struct mm_geom g;
+		spyre_layout la, lb, lc;
+		char name[32], tile[40];
+
+		if (argc > 2) {
+			if (sscanf(argv[i + 2], "%ux%ux%u", &s.m, &s.k, &s.n) != 3 || !s.m || !s.k ||
+			    !s.n) {
+				fprintf(stderr, "ops-bench: shape %s is not MxKxN\n", argv[i + 2]);
+				return 2;
+			}
+		} else {
+			s.m = sweep_shapes[i][0];
+			s.k = sweep_shapes[i][1];
+			s.n = sweep_shapes[i][2];
+		}
+		la = lay(s.m, s.k);
+		lb = lay(s.k, s.n);
+		lc = lay(s.m, s.n);
+		memset(&g, 0, sizeof(g));
+		g.a = ops_mm_dram(0, &la);
+		g.b = ops_mm_dram(1, &lb);
+		g.c = ops_mm_dram(2, &lc);
+		g.K = s.k;
+		if (ops_mm_geometry(&g, s.m, s.n)) {
+			fprintf(stderr, "ops-bench: %ux%ux%u: %s\n", s.m, s.k, s.n,
+				spyre_last_error_detail());
+			return 1;
+		}
+		snprintf(name, sizeof(name), "%ux%ux%u", s.m, s.k, s.n);
+		snprintf(tile, sizeof(tile), "%u x %u, %u x %u + %u", g.tm, g.tn, g.ks, g.tk,
+			 g.tail_k);
+		mem_top = 0;
+		k.name = name;
+		if (generate(&s, &plan, ops, &nops)) {
+			fprintf(stderr, "ops-bench: %s: %s\n", name, spyre_last_error_detail());
+			return 1;
+		}
+		if (bench_plan(&k, &plan, ops, nops, reps))
+			return 1;
+		ops_plan_free(&plan);
+		printf("%-20s %-22s %8u %10.2f %9.3f %9.3f\n", name, tile, k.launches, k.device_us,
+		       k.ms, k.cpu_ms);
+		fflush(stdout);
+	}
+	test_mem_fini(&mem);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct kernel k[NUM_SPECS];
@@ -287,6 +362,8 @@ int main(int argc, char **argv)
 	double prefill_ms = 0, decode_ms = 0, prefill_us = 0, decode_us = 0;
 	unsigned prefill_n = 0, decode_n = 0;
 
+	if (argc > 1 && !strcmp(argv[1], "--matmul-sweep"))
+		return matmul_sweep(argc, argv, e && atoi(e) > 0 ? reps : 3);
 	test_mem_init(&mem, MEM_BYTES);
 	printf("%-38s %8s %9s %9s %9s %8s %5s\n", "kernel (decoder shapes, fp16)", "launches",
 	       "host ms", "cpu ms", "device us", "cycles", "uses");
