@@ -35,8 +35,9 @@
 /*
  * The tiles: TILE_M x TILE_N, DIM^2 / CORES / (TILE_M TILE_N) of them a
  * core (1 or 2).  256 x 128, one a core, reads 24 MB of A and B from
- * device memory; 64 x 256, two a core (libspyre's choice in 2026-12),
- * reads 40 MB (B 16 times over).
+ * device memory; 64 x 256, two a core (libspyre's choice before it chose
+ * tiles by modelled device time, which now gives 512 x 256 with K in four
+ * chunks), reads 40 MB (B 16 times over).
  */
 static unsigned TILE_M = 256, TILE_N = 128;
 
