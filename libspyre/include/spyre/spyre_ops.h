@@ -167,7 +167,7 @@ spyre_status spyre_op_rmsnorm(spyre_stream *s, const spyre_tensor *x,
 /*
  * y = act(x . w1) . w2: x [.., M, K], w1 [K, F], w2 [F, N], y [.., M, N].
  * When a block of rows' intermediate (rows x F) fits in a core's
- * scratchpad, F is a multiple of 64 and M is 1 or at least 16, one kernel
+ * scratchpad, F is a multiple of 64 and M is 1 or at least 65, one kernel
  * keeps it on chip (fused; core 0 multicasts the weights over the ring);
  * otherwise two matmuls through device memory.  SPYRE_OPS_MLP=fused or
  * unfused in the environment forces a form (fused fails with
