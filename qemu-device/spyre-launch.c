@@ -184,6 +184,7 @@ uint32_t spyre_cmd_launch(SpyreExec *e, const uint64_t *args)
 
     spyre_engine_config_default(&cfg);
     cfg.scratchpad_bytes = e->s->scratchpad_size;
+    cfg.host_threads = e->s->engine_threads;
     rc = spyre_program_load(&cfg, image, image_bytes, &prog, &err);
     g_free(image);
     if (rc == SPYRE_ENGINE_OK) {

@@ -23,6 +23,7 @@
 #include "trace.h"
 
 #include "spyre.h"
+#include "engine/engine.h"
 
 #define SPYRE_REGS_SIZE     SPYRE_MSIX_TABLE_OFFSET
 #define PCI_CLASS_SPYRE     0x1200  /* processing accelerator */
@@ -845,6 +846,11 @@ static bool spyre_check_params(SpyreState *s, Error **errp)
                    (unsigned)(SPYRE_SCRATCHPAD_MAX / MiB));
         return false;
     }
+    if (s->engine_threads > SPYRE_ENGINE_MAX_HOST_THREADS) {
+        error_setg(errp, "engine-threads must be between 0 (every host CPU) "
+                   "and %d", SPYRE_ENGINE_MAX_HOST_THREADS);
+        return false;
+    }
     return true;
 }
 
@@ -942,6 +948,7 @@ static Property spyre_properties[] = {
                      SPYRE_MEM_SIZE_DEFAULT),
     DEFINE_PROP_UINT32("scratchpad-size", SpyreState, scratchpad_size,
                        SPYRE_SCRATCHPAD_BYTES),
+    DEFINE_PROP_UINT32("engine-threads", SpyreState, engine_threads, 0),
     DEFINE_PROP_END_OF_LIST(),
 };
 

@@ -74,6 +74,7 @@ struct SpyreState {
     /* Properties */
     uint64_t mem_size;
     uint32_t scratchpad_size;
+    uint32_t engine_threads;    /* host threads for compute, 0 = all CPUs */
 
     QemuMutex lock;
     QemuCond cond;          /* queue work, reset progress, WAIT */

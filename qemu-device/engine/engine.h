@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #define SPYRE_ENGINE_MAX_CORES		32
+#define SPYRE_ENGINE_MAX_HOST_THREADS	64	/* host_threads is capped here */
 
 /* Results of load and run; docs/engine.md says what causes each. */
 enum spyre_engine_status {

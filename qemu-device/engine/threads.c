@@ -26,9 +26,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine.h"
 #include "threads.h"
 
-#define POOL_MAX_THREADS	64
+#define POOL_MAX_THREADS	SPYRE_ENGINE_MAX_HOST_THREADS
 #define POOL_SPIN_NS		1000000		/* 1 ms */
 #define POOL_YIELD_NS		50000		/* then give the CPU to others between checks */
 
