@@ -48,6 +48,29 @@ struct ops_plan {
 
 void ops_plan_free(struct ops_plan *plan);
 
+/*
+ * The device address argument @a of launch @l takes, for code that runs a
+ * plan on raw device addresses (the host tests and ops-bench; launch.c
+ * binds buffers instead): operand i at ops[i] (@nops of them), the plan's
+ * temporaries from @temp.  -1 if the argument names no operand.
+ */
+static inline int ops_launch_arg_addr(const struct ops_plan *plan, const struct ops_launch *l,
+				      unsigned int a, const uint64_t *ops, unsigned int nops,
+				      uint64_t temp, uint64_t *addr)
+{
+	unsigned int op = l->arg[a];
+
+	if (op == OPS_ARG_TEMP)
+		*addr = temp;
+	else if (op == OPS_ARG_TEMP2)
+		*addr = temp + plan->temp2_offset;
+	else if (op < nops)
+		*addr = ops[op];
+	else
+		return -1;
+	return 0;
+}
+
 /* fp32 <-> fp16 / bf16, round to nearest even (pack and unpack use them). */
 uint16_t ops_f32_to_fp16(float f);
 float ops_fp16_to_f32(uint16_t h);

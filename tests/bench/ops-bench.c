@@ -144,13 +144,12 @@ static int bench_plan(struct kernel *k, const struct ops_plan *plan, const uint6
 			enum spyre_engine_status s;
 
 			for (unsigned a = 0; a < l->num_args; a++) {
-				if (l->arg[a] != OPS_ARG_TEMP && l->arg[a] >= nops) {
+				if (ops_launch_arg_addr(plan, l, a, ops, nops, temp, &args[a])) {
 					fprintf(stderr, "ops-bench: %s: operand %u\n", k->name,
 						l->arg[a]);
 					free(t);
 					return -1;
 				}
-				args[a] = l->arg[a] == OPS_ARG_TEMP ? temp : ops[l->arg[a]];
 			}
 			s = spyre_program_load(&cfg, l->image, l->bytes, &p, &err);
 			if (!s) {

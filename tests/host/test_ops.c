@@ -120,9 +120,16 @@ static int run_plan(const struct ops_plan *plan, struct dt **ops, unsigned nops)
 	struct spyre_engine_config cfg;
 	struct spyre_engine_mem mops = test_mem_ops(&mem);
 	uint64_t temp = plan->temp_bytes ? dev_alloc(plan->temp_bytes) : 0;
+	uint64_t addrs[SPK_MAX_ARGS];
 
 	spyre_engine_config_default(&cfg);
 	memset(&last_stats, 0, sizeof(last_stats));
+	if (nops > SPK_MAX_ARGS) {
+		printf("  # %u operands\n", nops);
+		return -1;
+	}
+	for (unsigned i = 0; i < nops; i++)
+		addrs[i] = ops[i]->addr;
 	if (!plan->num_launches) {
 		printf("  # empty plan\n");
 		return -1;
@@ -136,13 +143,7 @@ static int run_plan(const struct ops_plan *plan, struct dt **ops, unsigned nops)
 		enum spyre_engine_status s;
 
 		for (unsigned a = 0; a < l->num_args; a++) {
-			if (l->arg[a] == OPS_ARG_TEMP) {
-				args[a] = temp;
-			} else if (l->arg[a] == OPS_ARG_TEMP2) {
-				args[a] = temp + plan->temp2_offset;
-			} else if (l->arg[a] < nops) {
-				args[a] = ops[l->arg[a]]->addr;
-			} else {
+			if (ops_launch_arg_addr(plan, l, a, addrs, nops, temp, &args[a])) {
 				printf("  # launch %u argument %u names operand %u\n", i, a, l->arg[a]);
 				return -1;
 			}
