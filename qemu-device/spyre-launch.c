@@ -11,10 +11,171 @@
 #include "qemu/osdep.h"
 #include "qemu/bswap.h"
 #include "qemu/log.h"
+#include "qemu/units.h"
 #include "trace.h"
 
 #include "spyre.h"
 #include "engine/engine.h"
+
+/*
+ * Loaded kernels of one queue, by their image bytes: a graph replays the
+ * same kernels over and over, and loading one (decoding and checking every
+ * core's program) costs more host time than running a small one.  A hit
+ * needs the whole image to match, so a kernel rewritten in place loads
+ * again.  Only the queue's worker thread uses its cache.
+ */
+#define SPYRE_KCACHE_ENTRIES    64
+#define SPYRE_KCACHE_MAX_IMAGE  (256 * KiB)
+#define SPYRE_KCACHE_MAX_BYTES  (8 * MiB)
+
+typedef struct SpyreKernelEntry {
+    uint8_t *image;         /* NULL: free */
+    uint32_t bytes;
+    uint64_t used;          /* for least-recently-used eviction */
+    struct spyre_program *prog;
+} SpyreKernelEntry;
+
+struct SpyreKernelCache {
+    SpyreKernelEntry entry[SPYRE_KCACHE_ENTRIES];
+    uint64_t clock;
+    uint64_t bytes;         /* of the images kept */
+};
+
+static struct spyre_program *spyre_kcache_find(SpyreKernelCache *kc,
+                                               const uint8_t *image,
+                                               uint32_t bytes)
+{
+    int i;
+
+    for (i = 0; i < SPYRE_KCACHE_ENTRIES; i++) {
+        SpyreKernelEntry *k = &kc->entry[i];
+
+        if (k->image && k->bytes == bytes && !memcmp(k->image, image, bytes)) {
+            k->used = ++kc->clock;
+            return k->prog;
+        }
+    }
+    return NULL;
+}
+
+static void spyre_kcache_drop(SpyreKernelCache *kc, SpyreKernelEntry *k)
+{
+    kc->bytes -= k->bytes;
+    spyre_program_free(k->prog);
+    g_free(k->image);
+    memset(k, 0, sizeof(*k));
+}
+
+/* Keep prog, loaded from image (a g_malloc'd copy); false: too large. */
+static bool spyre_kcache_insert(SpyreKernelCache *kc, uint8_t *image,
+                                uint32_t bytes, struct spyre_program *prog)
+{
+    SpyreKernelEntry *victim;
+    int i;
+
+    if (bytes > SPYRE_KCACHE_MAX_IMAGE) {
+        return false;
+    }
+    do {
+        victim = NULL;
+        for (i = 0; i < SPYRE_KCACHE_ENTRIES; i++) {
+            SpyreKernelEntry *k = &kc->entry[i];
+
+            if (!k->image) {
+                victim = k;
+                break;
+            }
+            if (!victim || k->used < victim->used) {
+                victim = k;
+            }
+        }
+        if (victim->image) {
+            spyre_kcache_drop(kc, victim);
+        }
+    } while (kc->bytes + bytes > SPYRE_KCACHE_MAX_BYTES);
+    victim->image = image;
+    victim->bytes = bytes;
+    victim->prog = prog;
+    victim->used = ++kc->clock;
+    kc->bytes += bytes;
+    return true;
+}
+
+void spyre_launch_cache_free(SpyreQueue *q)
+{
+    SpyreKernelCache *kc = q->kcache;
+    int i;
+
+    if (!kc) {
+        return;
+    }
+    for (i = 0; i < SPYRE_KCACHE_ENTRIES; i++) {
+        if (kc->entry[i].image) {
+            spyre_kcache_drop(kc, &kc->entry[i]);
+        }
+    }
+    g_free(kc);
+    q->kcache = NULL;
+}
+
+/*
+ * The kernel at image_va, loaded: from the queue's cache when its bytes
+ * are there, else read and loaded.  *owned tells whether the caller must
+ * free it (it could not be kept).
+ */
+static uint32_t spyre_launch_get_program(SpyreExec *e, uint64_t image_va,
+                                         uint32_t image_bytes,
+                                         struct spyre_program **prog,
+                                         bool *owned,
+                                         struct spyre_engine_error *err,
+                                         int *engine_rc)
+{
+    SpyreQueue *q = e->q;
+    struct spyre_engine_config cfg;
+    const uint8_t *in_place;
+    uint8_t *image;
+    uint32_t st;
+
+    *engine_rc = SPYRE_ENGINE_OK;
+    *owned = false;
+    if (!q->kcache) {
+        q->kcache = g_new0(SpyreKernelCache, 1);
+    }
+    /* Compare where the image lies when it is one range of device memory. */
+    in_place = spyre_va_map(e, image_va, image_bytes);
+    if (in_place) {
+        *prog = spyre_kcache_find(q->kcache, in_place, image_bytes);
+        if (*prog) {
+            return SPYRE_CMD_STATUS_SUCCESS;
+        }
+    }
+    image = g_malloc(image_bytes);
+    st = spyre_va_read(e, image_va, image, image_bytes);
+    if (st != SPYRE_CMD_STATUS_SUCCESS) {
+        g_free(image);
+        return st;
+    }
+    if (!in_place) {
+        *prog = spyre_kcache_find(q->kcache, image, image_bytes);
+        if (*prog) {
+            g_free(image);
+            return SPYRE_CMD_STATUS_SUCCESS;
+        }
+    }
+    spyre_engine_config_default(&cfg);
+    cfg.scratchpad_bytes = e->s->scratchpad_size;
+    cfg.host_threads = e->s->engine_threads;
+    *engine_rc = spyre_program_load(&cfg, image, image_bytes, prog, err);
+    if (*engine_rc != SPYRE_ENGINE_OK) {
+        g_free(image);
+        return SPYRE_CMD_STATUS_SUCCESS;
+    }
+    if (!spyre_kcache_insert(q->kcache, image, image_bytes, *prog)) {
+        g_free(image);
+        *owned = true;
+    }
+    return SPYRE_CMD_STATUS_SUCCESS;
+}
 
 /* Memory callbacks: engine addresses are device virtual addresses. */
 typedef struct SpyreLaunchMem {
@@ -136,7 +297,6 @@ uint32_t spyre_cmd_launch(SpyreExec *e, const uint64_t *args)
     uint64_t image_va = args[0], args_va = args[1], args_bytes = args[2];
     uint64_t stats_va = args[3];
     uint64_t kargs[SPYRE_LAUNCH_MAX_ARGS];
-    struct spyre_engine_config cfg;
     struct spyre_engine_stats st;
     struct spyre_engine_error err = { 0 };
     struct spyre_program *prog = NULL;
@@ -149,8 +309,8 @@ uint32_t spyre_cmd_launch(SpyreExec *e, const uint64_t *args)
     };
     uint8_t header[64];
     uint32_t image_bytes, st_cmd;
-    uint8_t *image;
     unsigned i, nargs = args_bytes / 8;
+    bool owned;
     int rc;
 
     if ((args_bytes & 7) || nargs > SPYRE_LAUNCH_MAX_ARGS ||
@@ -175,22 +335,17 @@ uint32_t spyre_cmd_launch(SpyreExec *e, const uint64_t *args)
         }
         kargs[i] = le64_to_cpu(kargs[i]);
     }
-    image = g_malloc(image_bytes);
-    st_cmd = spyre_va_read(e, image_va, image, image_bytes);
+    st_cmd = spyre_launch_get_program(e, image_va, image_bytes, &prog, &owned,
+                                      &err, &rc);
     if (st_cmd != SPYRE_CMD_STATUS_SUCCESS) {
-        g_free(image);
         return st_cmd;
     }
-
-    spyre_engine_config_default(&cfg);
-    cfg.scratchpad_bytes = e->s->scratchpad_size;
-    cfg.host_threads = e->s->engine_threads;
-    rc = spyre_program_load(&cfg, image, image_bytes, &prog, &err);
-    g_free(image);
     if (rc == SPYRE_ENGINE_OK) {
         memset(&st, 0, sizeof(st));
         rc = spyre_program_run(prog, kargs, nargs, &mem, &st, &err);
-        spyre_program_free(prog);
+        if (owned) {
+            spyre_program_free(prog);
+        }
     }
     trace_spyre_launch(e->q->index, rc,
                        rc == SPYRE_ENGINE_OK ? st.device_ns : 0);

@@ -31,6 +31,7 @@ void spyre_exec_init(SpyreExec *e, SpyreQueue *q)
     e->root = s->ctx_root[q->context];
     e->wc_va = UINT64_MAX;
     e->wc_epoch = 0;
+    e->tlb_epoch = UINT64_MAX;
     e->nested = false;
     e->sub_index = 0;
 }
@@ -113,6 +114,35 @@ static uint32_t spyre_walk_upper(SpyreExec *e, uint64_t va, uint64_t *l2)
     return 0;
 }
 
+/*
+ * The level-3 entry of the 4 KiB page holding va, from the leaf cache or
+ * the table at l2.  Only valid entries are kept; MMU_INVALIDATE (a new
+ * epoch) empties the cache, as docs/hardware.md lets the device.
+ */
+static uint32_t spyre_read_leaf(SpyreExec *e, uint64_t l2, uint64_t va,
+                                uint64_t *leaf)
+{
+    uint64_t epoch = qatomic_read(&e->s->mmu_epoch);
+    uint64_t page = va >> SPYRE_PAGE_SHIFT;
+    unsigned slot = page % SPYRE_TLB_ENTRIES;
+    uint32_t fault;
+
+    if (e->tlb_epoch != epoch) {
+        memset(e->tlb_page, 0xff, sizeof(e->tlb_page));
+        e->tlb_epoch = epoch;
+    } else if (e->tlb_page[slot] == page) {
+        *leaf = e->tlb_leaf[slot];
+        return 0;
+    }
+    fault = spyre_read_entry(e, l2 & SPYRE_PTE_ADDR_MASK,
+                             page & (SPYRE_PT_ENTRIES - 1), leaf);
+    if (!fault) {
+        e->tlb_page[slot] = page;
+        e->tlb_leaf[slot] = *leaf;
+    }
+    return fault;
+}
+
 /* One page: where va lands and how many bytes of its page follow. */
 static uint32_t spyre_translate_page(SpyreExec *e, uint64_t va, int access,
                                      SpyreXlate *out)
@@ -138,9 +168,7 @@ static uint32_t spyre_translate_page(SpyreExec *e, uint64_t va, int access,
             return SPYRE_FAULT_BAD_ENTRY;
         }
     } else {
-        unsigned idx = (va >> SPYRE_PAGE_SHIFT) & (SPYRE_PT_ENTRIES - 1);
-
-        fault = spyre_read_entry(e, l2 & SPYRE_PTE_ADDR_MASK, idx, &leaf);
+        fault = spyre_read_leaf(e, l2, va, &leaf);
         if (fault) {
             return fault;
         }

@@ -370,6 +370,7 @@ static uint32_t spyre_cmd_call(SpyreExec *e, const SpyreCmd *c,
     inner.ctx_valid = e->s->ctx_ctrl[ctx] & SPYRE_CTX_VALID;
     inner.root = e->s->ctx_root[ctx];
     inner.wc_va = UINT64_MAX;
+    inner.tlb_epoch = UINT64_MAX;
     inner.nested = true;
     qemu_mutex_unlock(&e->s->lock);
 
@@ -567,6 +568,7 @@ static void *spyre_queue_worker(void *opaque)
         qemu_cond_broadcast(&s->cond);
     }
     qemu_mutex_unlock(&s->lock);
+    spyre_launch_cache_free(q);
     g_free(bounce);
     return NULL;
 }

@@ -31,6 +31,8 @@ OBJECT_DECLARE_SIMPLE_TYPE(SpyreState, SPYRE)
 /* The DMA engine moves data in chunks this large between arbitrations. */
 #define SPYRE_DMA_CHUNK     (64 * 1024)
 
+typedef struct SpyreKernelCache SpyreKernelCache;
+
 typedef struct SpyreQueue {
     SpyreState *s;
     int index;
@@ -58,6 +60,7 @@ typedef struct SpyreQueue {
     bool dma_waiting;       /* wants the DMA engine */
     int hang_countdown;     /* injections: commands left before, or -1 */
     int dma_error_countdown;
+    SpyreKernelCache *kcache; /* spyre-launch.c; only the worker uses it */
 } SpyreQueue;
 
 struct SpyreState {
@@ -137,6 +140,9 @@ void spyre_raise_locked(SpyreState *s, uint32_t cause);
 bool spyre_resetting_locked(SpyreState *s);
 
 /* spyre-mmu.c: translation of device virtual addresses for one command */
+/* Leaf entries of 4 KiB pages one command keeps (direct mapped by page) */
+#define SPYRE_TLB_ENTRIES   64
+
 typedef struct SpyreExec {
     SpyreState *s;
     SpyreQueue *q;
@@ -148,6 +154,10 @@ typedef struct SpyreExec {
     uint64_t wc_epoch;
     uint64_t wc_va;         /* 2 MiB aligned, or UINT64_MAX */
     uint64_t wc_entry;      /* the level-2 entry */
+    /* Leaf cache, valid while mmu_epoch is tlb_epoch (UINT64_MAX: empty) */
+    uint64_t tlb_epoch;
+    uint64_t tlb_page[SPYRE_TLB_ENTRIES];   /* va >> 12, or UINT64_MAX */
+    uint64_t tlb_leaf[SPYRE_TLB_ENTRIES];
     bool nested;            /* inside a CALL: no further CALL */
     uint32_t sub_index;     /* failing command inside a CALL */
 } SpyreExec;
@@ -168,6 +178,7 @@ const void *spyre_va_map(SpyreExec *e, uint64_t va, uint64_t len);
 
 /* spyre-launch.c */
 uint32_t spyre_cmd_launch(SpyreExec *e, const uint64_t *args);
+void spyre_launch_cache_free(SpyreQueue *q);
 
 /* spyre-queue.c */
 void spyre_queues_start(SpyreState *s);

@@ -10,6 +10,7 @@
 
 #include "dtype.h"
 #include "ops.h"
+#include "vmath.h"
 
 static inline size_t row_bytes(uint32_t elems, unsigned dtype)
 {
@@ -27,44 +28,62 @@ size_t op_tmp_floats(const struct op_desc *op)
 	return n + 64;
 }
 
-static float unary(uint8_t opcode, float x, float imm)
+/* A row of a one-input op, in place; one loop per opcode so each vectorises. */
+static void unary_row(uint8_t opcode, float *x, uint32_t n, float imm, bool simd)
 {
 	switch (opcode) {
 	case SPK_OPC_SCALE:
-		return x * imm;
+		for (uint32_t i = 0; i < n; i++)
+			x[i] *= imm;
+		return;
 	case SPK_OPC_RELU:
-		return x > 0 || isnan(x) ? x : 0.0f;
-	case SPK_OPC_GELU:
-		return 0.5f * x * erfcf(-x * 0.70710678118654752f);	/* 1 + erf, without cancellation */
+		for (uint32_t i = 0; i < n; i++)
+			x[i] = x[i] > 0 || isnan(x[i]) ? x[i] : 0.0f;
+		return;
+	case SPK_OPC_GELU:	/* 1 + erf, without cancellation */
+		for (uint32_t i = 0; i < n; i++)
+			x[i] = 0.5f * x[i] * erfcf(-x[i] * 0.70710678118654752f);
+		return;
 	case SPK_OPC_SILU:
-		return x / (1.0f + expf(-x));
+		vm_silu(x, n, simd);
+		return;
 	case SPK_OPC_EXP:
-		return expf(x);
+		vm_exp(x, n, simd);
+		return;
 	case SPK_OPC_RSQRT:
-		return 1.0f / sqrtf(x);
+		for (uint32_t i = 0; i < n; i++)
+			x[i] = 1.0f / sqrtf(x[i]);
+		return;
 	default:	/* COPY */
-		return x;
+		return;
 	}
 }
 
-static float binary(uint8_t opcode, float a, float b)
+/* x = x op y over a row. */
+static void binary_row(uint8_t opcode, float *x, const float *y, uint32_t n)
 {
 	switch (opcode) {
 	case SPK_OPC_ADD:
-		return a + b;
+		for (uint32_t i = 0; i < n; i++)
+			x[i] += y[i];
+		return;
 	case SPK_OPC_SUB:
-		return a - b;
+		for (uint32_t i = 0; i < n; i++)
+			x[i] -= y[i];
+		return;
 	case SPK_OPC_MUL:
-		return a * b;
+		for (uint32_t i = 0; i < n; i++)
+			x[i] *= y[i];
+		return;
 	default:	/* MAX: NaN in either operand gives NaN */
-		if (isnan(a) || isnan(b))
-			return a + b;
-		return a > b ? a : b;
+		for (uint32_t i = 0; i < n; i++)
+			x[i] = isnan(x[i]) || isnan(y[i]) ? x[i] + y[i] : x[i] > y[i] ? x[i] : y[i];
+		return;
 	}
 }
 
-static void fire_elementwise(const struct op_desc *op, const uint8_t *const in[3],
-			     uint8_t *out, float *tmp)
+static void fire_elementwise(const struct op_env *env, const struct op_desc *op,
+			     const uint8_t *const in[3], uint8_t *out, float *tmp)
 {
 	size_t in_row = row_bytes(op->row_elems, op->dtype_in);
 	size_t out_row = row_bytes(op->row_elems, op->dtype_out);
@@ -78,12 +97,10 @@ static void fire_elementwise(const struct op_desc *op, const uint8_t *const in[3
 		} else if (op->num_in == 2) {
 			dtype_load(in[0] + r * in_row, op->dtype_in, n, x);
 			dtype_load(in[1] + r * in_row, op->dtype_in, n, y);
-			for (uint32_t i = 0; i < n; i++)
-				x[i] = binary(op->opcode, x[i], y[i]);
+			binary_row(op->opcode, x, y, n);
 		} else {
 			dtype_load(in[0] + r * in_row, op->dtype_in, n, x);
-			for (uint32_t i = 0; i < n; i++)
-				x[i] = unary(op->opcode, x[i], op->imm0);
+			unary_row(op->opcode, x, n, op->imm0, env->simd);
 		}
 		dtype_store(out + r * out_row, op->dtype_out, x, n, out_row);
 	}
@@ -135,22 +152,27 @@ static void fire_reduce_across(const struct op_desc *op, const uint8_t *in, uint
 }
 
 /* Softmax of n values spaced `stride` floats apart, in place. */
-static void softmax_strided(float *x, uint32_t n, size_t stride)
+static void softmax_strided(float *x, uint32_t n, size_t stride, bool simd)
 {
 	float max = x[0], sum = 0;
 
 	for (uint32_t i = 1; i < n; i++)
 		max = reduce_step(true, max, x[i * stride]);
-	for (uint32_t i = 0; i < n; i++) {
-		x[i * stride] = expf(x[i * stride] - max);
-		sum += x[i * stride];
+	if (stride == 1) {
+		sum = vm_exp_sub_sum(x, n, max, simd);
+	} else {
+		/* the same values and sum as vm_exp_sub_sum */
+		for (uint32_t i = 0; i < n; i++) {
+			x[i * stride] = vm_expf(x[i * stride] - max);
+			sum += x[i * stride];
+		}
 	}
 	for (uint32_t i = 0; i < n; i++)
 		x[i * stride] /= sum;
 }
 
-static void fire_softmax(const struct op_desc *op, const uint8_t *in, uint8_t *out,
-			 float *tmp)
+static void fire_softmax(const struct op_env *env, const struct op_desc *op,
+			 const uint8_t *in, uint8_t *out, float *tmp)
 {
 	size_t in_row = row_bytes(op->row_elems, op->dtype_in);
 	size_t out_row = row_bytes(op->row_elems, op->dtype_out);
@@ -160,10 +182,10 @@ static void fire_softmax(const struct op_desc *op, const uint8_t *in, uint8_t *o
 		dtype_load(in + r * in_row, op->dtype_in, n, tmp + (size_t)r * n);
 	if (op->flags & SPK_OPF_ACROSS) {
 		for (uint32_t i = 0; i < n; i++)
-			softmax_strided(tmp + i, op->rows, n);
+			softmax_strided(tmp + i, op->rows, n, env->simd);
 	} else {
 		for (uint32_t r = 0; r < op->rows; r++)
-			softmax_strided(tmp + (size_t)r * n, n, 1);
+			softmax_strided(tmp + (size_t)r * n, n, 1, env->simd);
 	}
 	for (uint32_t r = 0; r < op->rows; r++)
 		dtype_store(out + r * out_row, op->dtype_out, tmp + (size_t)r * n, n, out_row);
@@ -239,7 +261,7 @@ bool op_fire(const struct op_env *env, const struct op_desc *op, uint32_t firing
 			fire_reduce_along(op, in[0], out, tmp);
 		return true;
 	case SPK_OPC_SOFTMAX:
-		fire_softmax(op, in[0], out, tmp);
+		fire_softmax(env, op, in[0], out, tmp);
 		return true;
 	case SPK_OPC_LAYERNORM:
 	case SPK_OPC_RMSNORM:
@@ -249,7 +271,7 @@ bool op_fire(const struct op_env *env, const struct op_desc *op, uint32_t firing
 		fire_transpose(op, in[0], out, tmp);
 		return true;
 	default:
-		fire_elementwise(op, in, out, tmp);
+		fire_elementwise(env, op, in, out, tmp);
 		return true;
 	}
 }

@@ -22,6 +22,7 @@
 #include "engine_testlib.h"
 #include "gemm.h"
 #include "tap.h"
+#include "vmath.h"
 
 #define MEM_BYTES	(64ull << 20)
 #define ARG_STRIDE	(8ull << 20)	/* arguments 8 MiB apart */
@@ -474,6 +475,81 @@ static unsigned check_op_all(uint8_t opcode, unsigned num_in, float imm, float l
 		}
 	}
 	return bad;
+}
+
+/*
+ * vmath.c's exp: within 2 ulp of exp over every float of the range that
+ * matters, exact at the edges (inf above 88.72, 0 below -103.97, NaN
+ * kept), and the AVX2 path gives the scalar code's bits for exp, SILU and
+ * softmax's exp-and-sum, whatever the array length.
+ */
+static double ulp_error(float got, double want)
+{
+	int e;
+
+	if (want == 0 || !isfinite(want))
+		return got == want ? 0 : INFINITY;
+	frexp(want, &e);
+	if (e - 24 < -149)
+		e = -149 + 24;
+	return fabs(got - want) / ldexp(1, e - 24);
+}
+
+TEST(exp_accuracy_and_edges)
+{
+	double worst = 0;
+	float at = 0;
+
+	/* Every 97th float of [-103.97, 88.72]: about 20 million values. */
+	for (uint32_t u = 0; u < 0xff800000u; u += 97) {
+		float x;
+
+		memcpy(&x, &u, 4);
+		if (!(x >= -103.97f && x <= 88.72f))
+			continue;
+		double err = ulp_error(vm_expf(x), exp((double)x));
+
+		if (err > worst) {
+			worst = err;
+			at = x;
+		}
+	}
+	printf("  # worst %.3f ulp at %a\n", worst, (double)at);
+	EXPECT_TRUE(worst <= 2.0);
+	EXPECT_TRUE(vm_expf(0.0f) == 1.0f);
+	EXPECT_TRUE(vm_expf(89.0f) == INFINITY && vm_expf(INFINITY) == INFINITY);
+	EXPECT_TRUE(vm_expf(-104.0f) == 0.0f && vm_expf(-INFINITY) == 0.0f);
+	EXPECT_TRUE(isnan(vm_expf(NAN)));
+	EXPECT_TRUE(vm_expf(-103.0f) > 0 && vm_expf(-103.0f) < FLT_MIN);	/* subnormal */
+}
+
+TEST(exp_silu_softmax_simd_same_bits_as_scalar)
+{
+	enum { N = 1037 };
+	static float a[N], b[N], v[N];
+	unsigned differ = 0;
+
+	for (unsigned i = 0; i < N; i++)
+		v[i] = i % 101 == 7 ? NAN : i % 89 == 3 ? INFINITY : i % 83 == 5 ? -INFINITY :
+		       rnd(-110, 95);
+	for (unsigned n = 1; n <= N; n += n < 40 ? 1 : 97) {
+		memcpy(a, v, sizeof(float) * n);
+		memcpy(b, v, sizeof(float) * n);
+		vm_exp(a, n, false);
+		vm_exp(b, n, true);
+		differ += memcmp(a, b, sizeof(float) * n) != 0;
+		memcpy(a, v, sizeof(float) * n);
+		memcpy(b, v, sizeof(float) * n);
+		vm_silu(a, n, false);
+		vm_silu(b, n, true);
+		differ += memcmp(a, b, sizeof(float) * n) != 0;
+		memcpy(a, v, sizeof(float) * n);
+		memcpy(b, v, sizeof(float) * n);
+		float sa = vm_exp_sub_sum(a, n, 3.5f, false), sb = vm_exp_sub_sum(b, n, 3.5f, true);
+
+		differ += memcmp(a, b, sizeof(float) * n) != 0 || memcmp(&sa, &sb, 4) != 0;
+	}
+	EXPECT_EQ(differ, 0);
 }
 
 TEST(op_add) { EXPECT_EQ(check_op_all(SPK_OPC_ADD, 2, 0, -4, 4, 0, 1), 0); }

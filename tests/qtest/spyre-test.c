@@ -817,6 +817,66 @@ static void test_launch_bad_program(void *obj, void *data,
 #define MM_M 32
 #define MM_K 64
 #define MM_N 64
+/* A one-core kernel that fills n fp32 values at argument 0 with v. */
+static uint8_t *fill_kernel(float v, uint32_t n, size_t *len)
+{
+    struct pb_program *prog = g_new0(struct pb_program, 1);
+    struct pb_core *core;
+    struct pb_op *op;
+    uint8_t *image;
+
+    prog->num_args = 1;
+    core = pb_core(prog, 0);
+    op = pb_op(core, SPK_OPC_FILL, SPK_DT_FP32, SPK_DT_FP32, 1, 1, n);
+    op->imm0 = v;
+    op->out = pb_stream(core, pb_op_end(), pb_linear(SPK_EP_DRAM, 0, 0, n / 32),
+                        n / 32, n / 32);
+    image = pb_serialize(prog, len);
+    g_assert(image);
+    g_free(prog);
+    return image;
+}
+
+/*
+ * The device keeps loaded kernels by their bytes: a kernel launched again
+ * from the same address, after its image was rewritten there (same size,
+ * one value different), must run the new bytes, and the old bytes again
+ * when they come back.
+ */
+static void test_launch_rewritten(void *obj, void *data, QGuestAllocator *alloc)
+{
+    const uint64_t o_img = W_SRC, o_out = W_DST, o_args = W_BUF + 0x800;
+    static const float values[] = { 1.5f, 2.5f, 2.5f, 1.5f, -7.0f };
+    size_t first_len = 0;
+    float out[64];
+    Card c;
+
+    card_setup(&c, obj, alloc);
+    qtest_writeq(c.qts, gpa(&c, o_args), hva(&c, o_out));
+    for (size_t i = 0; i < ARRAY_SIZE(values); i++) {
+        size_t len;
+        uint8_t *image = fill_kernel(values[i], 64, &len);
+
+        if (i == 0) {
+            first_len = len;
+        }
+        g_assert(first_len == 0 || len == first_len);
+        qtest_memwrite(c.qts, gpa(&c, o_img), image, len);
+        free(image);
+        qtest_memset(c.qts, gpa(&c, o_out), 0xff, sizeof(out));
+        g_assert_cmpuint(run(&c, (int)i % 2, (Cmd) {
+            .op = SPYRE_OP_LAUNCH,
+            .args = { hva(&c, o_img), hva(&c, o_args), 8, 0 } }),
+            ==, SPYRE_CMD_STATUS_SUCCESS);
+        qtest_memread(c.qts, gpa(&c, o_out), out, sizeof(out));
+        for (int j = 0; j < 64; j++) {
+            g_assert_cmpfloat(out[j], ==, values[i]);
+        }
+    }
+    g_assert_cmpuint(rd(&c, SPYRE_REG_LAUNCH_COUNT), ==, ARRAY_SIZE(values));
+    expect_no_err(&c);
+}
+
 static void test_launch_matmul(void *obj, void *data, QGuestAllocator *alloc)
 {
     const uint64_t o_img = W_SRC, o_a = W_SRC + 0x10000, o_b = W_SRC + 0x20000;
@@ -1721,6 +1781,7 @@ static void spyre_register_nodes(void)
     qos_add_test("cmd/launch/bad-program", "spyre", test_launch_bad_program,
                  NULL);
     qos_add_test("cmd/launch/matmul", "spyre", test_launch_matmul, NULL);
+    qos_add_test("cmd/launch/rewritten", "spyre", test_launch_rewritten, NULL);
     qos_add_test("cmd/fence", "spyre", test_fence, NULL);
     qos_add_test("cmd/wait-fence", "spyre", test_wait_fence, NULL);
     qos_add_test("cmd/wait-timeout", "spyre", test_wait_timeout, NULL);
