@@ -29,9 +29,7 @@ void spyre_exec_init(SpyreExec *e, SpyreQueue *q)
     e->context = q->context;
     e->ctx_valid = s->ctx_ctrl[q->context] & SPYRE_CTX_VALID;
     e->root = s->ctx_root[q->context];
-    e->wc_va = UINT64_MAX;
-    e->wc_epoch = 0;
-    e->tlb_epoch = UINT64_MAX;
+    e->mc = &q->mmu_cache;
     e->nested = false;
     e->sub_index = 0;
 }
@@ -82,17 +80,39 @@ static uint32_t spyre_read_entry(SpyreExec *e, uint64_t table, unsigned idx,
     return 0;
 }
 
+void spyre_mmu_cache_init(SpyreMmuCache *mc)
+{
+    mc->epoch = UINT64_MAX;
+}
+
+/* Drop everything when MMU_INVALIDATE or a reset moved the epoch. */
+static void spyre_mmu_cache_sync(SpyreMmuCache *mc, uint64_t epoch)
+{
+    int i;
+
+    if (mc->epoch == epoch) {
+        return;
+    }
+    for (i = 0; i < SPYRE_WALK_ENTRIES; i++) {
+        mc->walk[i].va = UINT64_MAX;
+    }
+    for (i = 0; i < SPYRE_TLB_ENTRIES; i++) {
+        mc->leaf[i].va = UINT64_MAX;
+    }
+    mc->epoch = epoch;
+}
+
 /* Levels 0-2 for the 2 MiB region holding va, through the walk cache. */
 static uint32_t spyre_walk_upper(SpyreExec *e, uint64_t va, uint64_t *l2)
 {
     uint64_t region = va & ~SPYRE_HUGE_MASK;
-    uint64_t epoch = qatomic_read(&e->s->mmu_epoch);
+    SpyreMmuCacheEntry *c = &e->mc->walk[(region >> 21) % SPYRE_WALK_ENTRIES];
     uint64_t table = e->root, entry = 0;
     uint32_t fault;
     int level;
 
-    if (e->wc_va == region && e->wc_epoch == epoch) {
-        *l2 = e->wc_entry;
+    if (c->va == region && c->root == e->root) {
+        *l2 = c->entry;
         return 0;
     }
     for (level = 0; level < 3; level++) {
@@ -107,38 +127,33 @@ static uint32_t spyre_walk_upper(SpyreExec *e, uint64_t va, uint64_t *l2)
         }
         table = entry & SPYRE_PTE_ADDR_MASK;
     }
-    e->wc_va = region;
-    e->wc_epoch = epoch;
-    e->wc_entry = entry;
+    *c = (SpyreMmuCacheEntry) { .root = e->root, .va = region, .entry = entry };
     *l2 = entry;
     return 0;
 }
 
 /*
  * The level-3 entry of the 4 KiB page holding va, from the leaf cache or
- * the table at l2.  Only valid entries are kept; MMU_INVALIDATE (a new
- * epoch) empties the cache, as docs/hardware.md lets the device.
+ * the table at l2.
  */
 static uint32_t spyre_read_leaf(SpyreExec *e, uint64_t l2, uint64_t va,
                                 uint64_t *leaf)
 {
-    uint64_t epoch = qatomic_read(&e->s->mmu_epoch);
-    uint64_t page = va >> SPYRE_PAGE_SHIFT;
-    unsigned slot = page % SPYRE_TLB_ENTRIES;
+    uint64_t page = va & ~SPYRE_PAGE_MASK;
+    SpyreMmuCacheEntry *c =
+        &e->mc->leaf[(page >> SPYRE_PAGE_SHIFT) % SPYRE_TLB_ENTRIES];
     uint32_t fault;
 
-    if (e->tlb_epoch != epoch) {
-        memset(e->tlb_page, 0xff, sizeof(e->tlb_page));
-        e->tlb_epoch = epoch;
-    } else if (e->tlb_page[slot] == page) {
-        *leaf = e->tlb_leaf[slot];
+    if (c->va == page && c->root == e->root) {
+        *leaf = c->entry;
         return 0;
     }
     fault = spyre_read_entry(e, l2 & SPYRE_PTE_ADDR_MASK,
-                             page & (SPYRE_PT_ENTRIES - 1), leaf);
+                             (va >> SPYRE_PAGE_SHIFT) & (SPYRE_PT_ENTRIES - 1),
+                             leaf);
     if (!fault) {
-        e->tlb_page[slot] = page;
-        e->tlb_leaf[slot] = *leaf;
+        *c = (SpyreMmuCacheEntry) { .root = e->root, .va = page,
+                                    .entry = *leaf };
     }
     return fault;
 }
@@ -156,6 +171,7 @@ static uint32_t spyre_translate_page(SpyreExec *e, uint64_t va, int access,
     if (va >> SPYRE_VA_BITS) {
         return SPYRE_FAULT_NOT_PRESENT;
     }
+    spyre_mmu_cache_sync(e->mc, qatomic_read(&e->s->mmu_epoch));
     fault = spyre_walk_upper(e, va, &l2);
     if (fault) {
         return fault;

@@ -369,8 +369,6 @@ static uint32_t spyre_cmd_call(SpyreExec *e, const SpyreCmd *c,
     inner.context = ctx;
     inner.ctx_valid = e->s->ctx_ctrl[ctx] & SPYRE_CTX_VALID;
     inner.root = e->s->ctx_root[ctx];
-    inner.wc_va = UINT64_MAX;
-    inner.tlb_epoch = UINT64_MAX;
     inner.nested = true;
     qemu_mutex_unlock(&e->s->lock);
 
@@ -603,6 +601,7 @@ void spyre_queues_start(SpyreState *s)
 
         q->s = s;
         q->index = i;
+        spyre_mmu_cache_init(&q->mmu_cache);
         snprintf(name, sizeof(name), "spyre-q%d", i);
         qemu_thread_create(&q->thread, name, spyre_queue_worker, q,
                            QEMU_THREAD_JOINABLE);

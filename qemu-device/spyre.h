@@ -33,6 +33,28 @@ OBJECT_DECLARE_SIMPLE_TYPE(SpyreState, SPYRE)
 
 typedef struct SpyreKernelCache SpyreKernelCache;
 
+/*
+ * Translations a queue's worker keeps across commands, as a TLB does:
+ * level-2 entries by 2 MiB region and 4 KiB leaf entries, each tagged with
+ * its table root (so a CALL into another context keeps both), all dropped
+ * when mmu_epoch moves (MMU_INVALIDATE, reset).  Direct mapped; only valid
+ * entries are kept.  Only the worker thread uses it.
+ */
+#define SPYRE_WALK_ENTRIES  64
+#define SPYRE_TLB_ENTRIES   1024
+
+typedef struct SpyreMmuCacheEntry {
+    uint64_t root;
+    uint64_t va;            /* region or page base; UINT64_MAX: empty */
+    uint64_t entry;
+} SpyreMmuCacheEntry;
+
+typedef struct SpyreMmuCache {
+    uint64_t epoch;         /* of mmu_epoch when filled; UINT64_MAX: never */
+    SpyreMmuCacheEntry walk[SPYRE_WALK_ENTRIES];
+    SpyreMmuCacheEntry leaf[SPYRE_TLB_ENTRIES];
+} SpyreMmuCache;
+
 typedef struct SpyreQueue {
     SpyreState *s;
     int index;
@@ -61,6 +83,7 @@ typedef struct SpyreQueue {
     int hang_countdown;     /* injections: commands left before, or -1 */
     int dma_error_countdown;
     SpyreKernelCache *kcache; /* spyre-launch.c; only the worker uses it */
+    SpyreMmuCache mmu_cache;  /* spyre-mmu.c; only the worker uses it */
 } SpyreQueue;
 
 struct SpyreState {
@@ -140,9 +163,6 @@ void spyre_raise_locked(SpyreState *s, uint32_t cause);
 bool spyre_resetting_locked(SpyreState *s);
 
 /* spyre-mmu.c: translation of device virtual addresses for one command */
-/* Leaf entries of 4 KiB pages one command keeps (direct mapped by page) */
-#define SPYRE_TLB_ENTRIES   64
-
 typedef struct SpyreExec {
     SpyreState *s;
     SpyreQueue *q;
@@ -150,14 +170,7 @@ typedef struct SpyreExec {
     uint32_t context;
     bool ctx_valid;
     uint64_t root;
-    /* Walk cache: level-2 result for one 2 MiB region */
-    uint64_t wc_epoch;
-    uint64_t wc_va;         /* 2 MiB aligned, or UINT64_MAX */
-    uint64_t wc_entry;      /* the level-2 entry */
-    /* Leaf cache, valid while mmu_epoch is tlb_epoch (UINT64_MAX: empty) */
-    uint64_t tlb_epoch;
-    uint64_t tlb_page[SPYRE_TLB_ENTRIES];   /* va >> 12, or UINT64_MAX */
-    uint64_t tlb_leaf[SPYRE_TLB_ENTRIES];
+    SpyreMmuCache *mc;      /* the queue's */
     bool nested;            /* inside a CALL: no further CALL */
     uint32_t sub_index;     /* failing command inside a CALL */
 } SpyreExec;
@@ -169,6 +182,7 @@ typedef struct SpyreXlate {
 } SpyreXlate;
 
 void spyre_exec_init(SpyreExec *e, SpyreQueue *q);
+void spyre_mmu_cache_init(SpyreMmuCache *mc);
 uint32_t spyre_translate(SpyreExec *e, uint64_t va, uint64_t max_len,
                          int access, SpyreXlate *out);
 uint32_t spyre_va_read(SpyreExec *e, uint64_t va, void *buf, uint64_t len);
