@@ -9,7 +9,12 @@
  * core.  Core 0 streams the weight tiles from device memory and multicasts
  * them over the ring to the other cores of the launch (each link carries
  * them once), so the weights are read from device memory twice per
- * launch, not once per core.  One launch per 32 blocks.
+ * launch, not once per core.  One launch per 32 blocks.  When a
+ * weight tile of the whole K (x's width for stage 1, F for stage 2) does
+ * not fit a core, K is cut into chunks (the matmul's k_steps, the
+ * remainder in a second MATMUL whose result is added), shrinking by a
+ * quarter at a time: only when the form is asked for (OPS_MLP_FUSED),
+ * AUTO fuses only shapes that fit whole.
  *
  * Unfused: two matmul plans through a temporary in device memory.
  *
@@ -90,9 +95,20 @@ struct mlp_fused {
 	const spyre_layout *x, *w1, *w2, *y;
 	spyre_act act;
 	uint32_t tn1, tn2, fifo;
+	uint32_t tk1, tk2;	/* K chunk of stage 1 and 2 (the whole K: no chunks) */
 };
 
-#define MLP_MAX_RING_B	4
+/* Weight streams a core receives: stage 1, then stage 2's two column items, each main + K tail. */
+#define MLP_MAX_RING_B	6
+
+/* K in chunks of tk (whole sticks), the rest in the tail. */
+static void mlp_chunks(struct mm_geom *g, uint32_t K, uint32_t tk)
+{
+	g->K = K;
+	g->tk = tk;
+	g->ks = K / tk;
+	g->tail_k = K - g->ks * tk;
+}
 
 /*
  * One core's block of rows [r0, r0 + tm).  With ring_b, w1 and w2 arrive
@@ -113,8 +129,7 @@ static void mlp_core(const struct mlp_fused *f, struct pb_core *c, uint32_t r0, 
 	g1.c = (struct mm_operand){ SPK_EP_SCRATCH, h, 0, (uint64_t)fs * SPYRE_STICK_BYTES,
 				    f->x->dtype };
 	g1.act = f->act;
-	g1.K = g1.tk = ops_last_dim(f->x);
-	g1.ks = 1;
+	mlp_chunks(&g1, ops_last_dim(f->x), f->tk1);
 	g1.ring_b = ring_b;
 	g1.num_ring_b = num_ring_b;
 	it = (struct mm_item){ 0, 1, tm, 0, F / f->tn1, f->tn1 };
@@ -124,8 +139,7 @@ static void mlp_core(const struct mlp_fused *f, struct pb_core *c, uint32_t r0, 
 	g2.b = ops_mm_dram(2, f->w2);
 	g2.c = ops_mm_dram(3, f->y);
 	g2.c.base = (uint64_t)r0 * g2.c.row_bytes;
-	g2.K = g2.tk = F;
-	g2.ks = 1;
+	mlp_chunks(&g2, F, f->tk2);
 	g2.ring_b = ring_b;
 	g2.num_ring_b = num_ring_b;
 	if (N / f->tn2) {
@@ -187,24 +201,45 @@ static int mlp_fits(const struct mlp_fused *f, uint32_t tm)
 	return ok;
 }
 
-/* Pick tm and the tiles; 0 if no block fits a core. */
-static uint32_t mlp_fused_geometry(struct mlp_fused *f)
+/* A K chunk a quarter smaller, in whole sticks of ps elements (at least one). */
+static uint32_t mlp_smaller_chunk(uint32_t tk, uint32_t ps)
 {
-	uint32_t M = (uint32_t)f->x->rows, F = ops_last_dim(f->w1);
-	uint32_t N64 = (ops_last_dim(f->w2) + 63) / 64 * 64;
-	uint32_t tm = (M + OPS_CORES - 1) / OPS_CORES;
+	uint32_t t = (tk - tk / 4) / ps * ps;
 
-	if (tm > 64)
-		tm = 64;
-	for (; tm >= 1; tm /= 2)
-		for (f->fifo = 2; f->fifo >= 1; f->fifo--)
-			for (f->tn1 = 256; f->tn1 >= 64; f->tn1 /= 2) {
-				if (F % f->tn1)
-					continue;
-				f->tn2 = f->tn1 < N64 ? f->tn1 : N64;
-				if (mlp_fits(f, tm))
-					return tm;
-			}
+	return t < ps ? ps : t;
+}
+
+/*
+ * Pick tm and the tiles, K whole; with chunks, then also K in chunks
+ * (both stages' chunks shrinking together).  0 if no block fits a core.
+ */
+static uint32_t mlp_fused_geometry(struct mlp_fused *f, int chunks)
+{
+	uint32_t M = (uint32_t)f->x->rows, K = ops_last_dim(f->x), F = ops_last_dim(f->w1);
+	uint32_t N64 = (ops_last_dim(f->w2) + 63) / 64 * 64;
+	uint32_t ps = SPYRE_STICK_BYTES / ops_dtype_bytes(f->x->dtype);
+	uint32_t tm0 = (M + OPS_CORES - 1) / OPS_CORES;
+
+	if (tm0 > 64)
+		tm0 = 64;
+	for (int pass = 0; pass <= chunks; pass++)
+		for (uint32_t tm = tm0; tm >= 1; tm /= 2)
+			for (f->fifo = 2; f->fifo >= 1; f->fifo--)
+				for (f->tn1 = 256; f->tn1 >= 64; f->tn1 /= 2) {
+					if (F % f->tn1)
+						continue;
+					f->tn2 = f->tn1 < N64 ? f->tn1 : N64;
+					f->tk1 = K;
+					f->tk2 = F;
+					if (!pass && mlp_fits(f, tm))
+						return tm;
+					while (pass && (f->tk1 > ps || f->tk2 > ps)) {
+						f->tk1 = mlp_smaller_chunk(f->tk1, ps);
+						f->tk2 = mlp_smaller_chunk(f->tk2, ps);
+						if (mlp_fits(f, tm))
+							return tm;
+					}
+				}
 	return 0;
 }
 
@@ -232,7 +267,7 @@ spyre_status ops_gen_mlp(const spyre_layout *x, const spyre_layout *w1, spyre_ac
 			 const spyre_layout *w2, const spyre_layout *y, enum ops_mlp_mode mode,
 			 struct ops_plan *plan)
 {
-	struct mlp_fused f = { x, w1, w2, y, act, 0, 0, 0 };
+	struct mlp_fused f = { x, w1, w2, y, act, 0, 0, 0, 0, 0 };
 	spyre_status st = mlp_check(x, w1, act, w2, y);
 	uint32_t tm = 0;
 
@@ -240,7 +275,7 @@ spyre_status ops_gen_mlp(const spyre_layout *x, const spyre_layout *w1, spyre_ac
 		return st;
 	if (mode != OPS_MLP_UNFUSED && ops_last_dim(w1) % 64 == 0 &&
 	    (mode == OPS_MLP_FUSED || x->rows == 1 || x->rows >= OPS_MLP_FUSED_MIN_ROWS))
-		tm = mlp_fused_geometry(&f);
+		tm = mlp_fused_geometry(&f, mode == OPS_MLP_FUSED);
 	if (tm)
 		return mlp_fused_plan(&f, tm, plan);
 	if (mode == OPS_MLP_FUSED)

@@ -853,6 +853,38 @@ TEST(mlp_fused_and_unfused_on_the_engine)
 	}
 }
 
+/*
+ * Fused with K in chunks: stage 1's weight tile of the whole K = 10000
+ * (not a whole number of sticks either, so a tail chunk too) does not fit
+ * a core, nor does stage 2's of F = 16384; asked for, the fused form cuts
+ * K (one launch), AUTO keeps such shapes unfused.
+ */
+TEST(mlp_fused_chunks_k)
+{
+	static const uint32_t shapes[][4] = { { 8, 10000, 256, 64 }, { 4, 64, 16384, 72 } };
+	uint64_t cycles = 0;
+
+	for (unsigned i = 0; i < 2; i++) {
+		const uint32_t *sh = shapes[i];
+		spyre_layout x = lay(SPYRE_DTYPE_FP16, 2, sh[0], sh[1], 0);
+		spyre_layout w1 = lay(SPYRE_DTYPE_FP16, 2, sh[1], sh[2], 0);
+		spyre_layout w2 = lay(SPYRE_DTYPE_FP16, 2, sh[2], sh[3], 0);
+		spyre_layout y = lay(SPYRE_DTYPE_FP16, 2, sh[0], sh[3], 0);
+		struct ops_plan plan = { 0 };
+
+		EXPECT_EQ(ops_gen_mlp(&x, &w1, SPYRE_ACT_SILU, &w2, &y, OPS_MLP_FUSED, &plan),
+			  SPYRE_SUCCESS);
+		EXPECT_EQ(plan.num_launches, 1);
+		ops_plan_free(&plan);
+		EXPECT_EQ(ops_gen_mlp(&x, &w1, SPYRE_ACT_SILU, &w2, &y, OPS_MLP_AUTO, &plan),
+			  SPYRE_SUCCESS);
+		EXPECT_EQ(plan.num_launches, 2);
+		ops_plan_free(&plan);
+		EXPECT_EQ(check_mlp(sh[0], sh[1], sh[2], sh[3], SPYRE_DTYPE_FP16, SPYRE_DTYPE_FP16,
+				    SPYRE_ACT_SILU, OPS_MLP_FUSED, &cycles), 0);
+	}
+}
+
 static unsigned check_transpose(uint32_t b, uint32_t r, uint32_t c, spyre_dtype dt)
 {
 	struct dt x = input(b > 1 ? lay(dt, 3, b, r, c) : lay(dt, 2, r, c, 0), -100, 100);
