@@ -13,6 +13,8 @@ mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mkdir -p /tmp /root /dev/pts /run
 mount -t tmpfs tmpfs /tmp
 mount -t devpts devpts /dev/pts
+# vm-run.sh: /init started (a boot that dies before this line is retried).
+echo "SPYRE-INIT-$SPYRE_NONCE" > /dev/console
 
 case "$SPYRE_MODE" in
 shell)

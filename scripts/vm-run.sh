@@ -71,15 +71,32 @@ fi
 
 console=$vmdir/console.log
 rcfile=$vmdir/rc.$nonce
-rm -f "$rcfile"
-set +e
-timeout -k 10 "$timeout_s" "$qemu" "${qemu_args[@]}" \
-	-serial "file:$console" -chardev stdio,id=out,signal=off -serial chardev:out \
-	< /dev/null | awk -v tag="SPYRE-EXIT-$nonce" -v rcfile="$rcfile" '
-		$1 == tag && NF == 2 { print $2 > rcfile; next }
-		{ print; fflush() }'
-qrc=${PIPESTATUS[0]}
-set -e
+
+# One boot; the command's output goes to stdout, its exit status to $rcfile.
+boot() {
+	rm -f "$rcfile"
+	set +e
+	timeout -k 10 "$timeout_s" "$qemu" "${qemu_args[@]}" \
+		-serial "file:$console" -chardev stdio,id=out,signal=off -serial chardev:out \
+		< /dev/null | awk -v tag="SPYRE-EXIT-$nonce" -v rcfile="$rcfile" '
+			$1 == tag && NF == 2 { print $2 > rcfile; next }
+			{ print; fflush() }'
+	qrc=${PIPESTATUS[0]}
+	set -e
+}
+
+boot
+# The guest kernel itself can die while booting, before /init runs anything
+# (seen once in ~100 boots: an int3 oops where the kernel patches its own
+# code, a QEMU 7.2 multi-threaded TCG hazard).  Nothing of the command ran,
+# so boot again, once, and say so.
+if [ ! -s "$rcfile" ] && [ "$qrc" != 124 ] && [ "$qrc" != 137 ] &&
+	! grep -q "SPYRE-INIT-$nonce" "$console" && grep -q "Kernel panic" "$console"; then
+	echo "vm-run: the guest kernel died before /init started; console tail:" >&2
+	tail -n 12 "$console" >&2
+	echo "vm-run: booting again (once)" >&2
+	boot
+fi
 
 if [ -s "$rcfile" ]; then
 	rc=$(cat "$rcfile")
