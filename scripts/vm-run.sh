@@ -10,7 +10,8 @@
 #   --timeout   kill the guest after this long (default 600); exit status 124
 #   --shell     interactive guest shell on this terminal instead of COMMAND
 # Environment: SPYRE_BUILD (default <checkout>/build), SPYRE_QEMU_ARGS
-# (appended to QEMU's command line).
+# (appended to QEMU's command line).  A guest whose kernel dies before
+# /init starts is booted again, once (see below).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
