@@ -284,14 +284,17 @@ void spyre_exec_put(struct spyre_graph_exec *e)
 	free(e);
 }
 
-void spyre_exec_retire(struct spyre_graph_exec *e, uint32_t index,
-		       const spyre_launch_profile *profile)
+spyre_launch_profile *spyre_exec_retire_begin(struct spyre_graph_exec *e, uint32_t *count)
 {
-	if (index >= e->nlaunches)
-		return;
 	pthread_mutex_lock(&e->prof_lock);
-	e->profiles[index] = *profile;
-	e->have_profiles = 1;
+	*count = e->nlaunches;
+	return e->profiles;
+}
+
+void spyre_exec_retire_end(struct spyre_graph_exec *e, uint32_t written)
+{
+	if (written)
+		e->have_profiles = 1;
 	pthread_mutex_unlock(&e->prof_lock);
 }
 

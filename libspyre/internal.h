@@ -313,9 +313,13 @@ spyre_status spyre_graph_capture_node(spyre_stream *s, const struct spyre_node *
 				      int nbufs);
 void spyre_graph_free_captured(struct spyre_graph *g);
 void spyre_exec_put(struct spyre_graph_exec *e);
-/* After a replay retires: the @index-th launch's profile. */
-void spyre_exec_retire(struct spyre_graph_exec *e, uint32_t index,
-		       const spyre_launch_profile *profile);
+/*
+ * A replay retiring: its launches' profiles are written straight into the
+ * exec's array, under the exec's profile lock held from begin (which
+ * returns the array and sets *count to its length) to end.
+ */
+spyre_launch_profile *spyre_exec_retire_begin(struct spyre_graph_exec *e, uint32_t *count);
+void spyre_exec_retire_end(struct spyre_graph_exec *e, uint32_t written);
 
 /* ---- profiles and traces (trace.c) ---- */
 

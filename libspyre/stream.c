@@ -427,7 +427,10 @@ static void complete(spyre_stream *s, struct spyre_completion *c)
 {
 	spyre_device *dev = s->obj.dev;
 	uint8_t *data = (uint8_t *)s->ring.map + ((size_t)c->slot + c->ncmds) * SPYRE_CMD_SIZE;
-	uint32_t nprof = 0;
+	uint32_t nprof = 0, nexec = 0;
+	int trace = spyre_trace_enabled();
+	/* A replay's profiles go straight into its exec, under one lock. */
+	spyre_launch_profile *eprof = c->exec ? spyre_exec_retire_begin(c->exec, &nexec) : NULL;
 	int failed = 0;
 
 	for (uint32_t i = 0; i < c->nnodes; i++) {
@@ -442,31 +445,32 @@ static void complete(spyre_stream *s, struct spyre_completion *c)
 			uint64_t stats[SPYRE_STATS_WORDS];
 			const uint8_t *sp = data + SPYRE_CMD_SIZE +
 					    (size_t)args_slots(n->nargs) * SPYRE_CMD_SIZE;
-			spyre_launch_profile p;
+			spyre_launch_profile local;
+			spyre_launch_profile *p = eprof && nprof < nexec ? &eprof[nprof] : &local;
 
 			for (int w = 0; w < SPYRE_STATS_WORDS; w++)
 				stats[w] = load_le64(sp + 8 * w);
-			spyre_profile_from_stats(&p, stats);
-			p.start_ns = t0;
-			p.end_ns = t1;
+			spyre_profile_from_stats(p, stats);
+			p->start_ns = t0;
+			p->end_ns = t1;
 			if (n->profile)
-				*n->profile = p;
+				*n->profile = *p;
 			if (n->op_prof)
-				spyre_op_prof_add(n->op_prof, &p);
+				spyre_op_prof_add(n->op_prof, p);
 			if (n->kernel)
-				spyre_kernel_record_profile(n->kernel, &p);
-			if (c->exec)
-				spyre_exec_retire(c->exec, nprof, &p);
+				spyre_kernel_record_profile(n->kernel, p);
 			nprof++;
-			if (spyre_trace_enabled())
-				spyre_trace_launch_cores(dev->trace_pid, n->name, t0, &p);
+			if (trace)
+				spyre_trace_launch_cores(dev->trace_pid, n->name, t0, p);
 		}
-		if (!failed && spyre_trace_enabled() && n->kind != NODE_MARK)
+		if (!failed && trace && n->kind != NODE_MARK)
 			spyre_trace_slice(dev->trace_pid, s->trace_tid, n->name,
 					  n->kind == NODE_LAUNCH ? "launch" : "copy", t0, t1,
 					  n->bytes);
 		data += (size_t)spyre_node_data_slots(n) * SPYRE_CMD_SIZE;
 	}
+	if (eprof)
+		spyre_exec_retire_end(c->exec, nprof < nexec ? nprof : nexec);
 	if (c->dtoh_dst && !failed)
 		memcpy(c->dtoh_dst, s->stage[c->stage].bo.map, c->dtoh_bytes);
 	if (c->stage >= 0)
