@@ -234,8 +234,11 @@ static uint32_t mlp_fused_geometry(struct mlp_fused *f, int chunks)
 					if (!pass && mlp_fits(f, tm))
 						return tm;
 					while (pass && (f->tk1 > ps || f->tk2 > ps)) {
-						f->tk1 = mlp_smaller_chunk(f->tk1, ps);
-						f->tk2 = mlp_smaller_chunk(f->tk2, ps);
+						/* a K of a stick or less stays whole */
+						if (f->tk1 > ps)
+							f->tk1 = mlp_smaller_chunk(f->tk1, ps);
+						if (f->tk2 > ps)
+							f->tk2 = mlp_smaller_chunk(f->tk2, ps);
 						if (mlp_fits(f, tm))
 							return tm;
 					}
