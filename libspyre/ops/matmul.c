@@ -323,22 +323,31 @@ static uint64_t mm_cost(const struct mm_geom *g, uint32_t M, uint32_t N, int bou
 }
 
 /* Chunk K (whole sticks, shrinking by a quarter) until a tile fits a core. */
+void ops_mm_chunk_k(struct mm_geom *g, uint32_t K, uint32_t tk)
+{
+	g->K = K;
+	g->tk = tk;
+	g->ks = K / tk;
+	g->tail_k = K - g->ks * tk;
+}
+
+uint32_t ops_mm_smaller_tk(uint32_t tk, uint32_t ps)
+{
+	uint32_t t = (tk - tk / 4) / ps * ps;
+
+	return t < ps ? ps : t;
+}
+
 static int mm_fit_k(struct mm_geom *g)
 {
-	uint32_t ps = SPYRE_STICK_BYTES / ops_dtype_bytes(g->a.dtype), K = g->K;
+	uint32_t ps = SPYRE_STICK_BYTES / ops_dtype_bytes(g->a.dtype);
 	struct mm_item it = { 0, 1, g->tm, 0, 1, g->tn };
 
-	g->ks = 1;
-	g->tk = K;
-	g->tail_k = 0;
+	ops_mm_chunk_k(g, g->K, g->K);
 	while (!ops_mm_fit(g, &it)) {
-		uint32_t tk = (g->tk - g->tk / 4) / ps * ps;
-
 		if (g->tk <= ps)
 			return 0;
-		g->tk = tk < ps ? ps : tk;
-		g->ks = K / g->tk;
-		g->tail_k = K - g->ks * g->tk;
+		ops_mm_chunk_k(g, g->K, ops_mm_smaller_tk(g->tk, ps));
 	}
 	return 1;
 }

@@ -101,15 +101,6 @@ struct mlp_fused {
 /* Weight streams a core receives: stage 1, then stage 2's two column items, each main + K tail. */
 #define MLP_MAX_RING_B	6
 
-/* K in chunks of tk (whole sticks), the rest in the tail. */
-static void mlp_chunks(struct mm_geom *g, uint32_t K, uint32_t tk)
-{
-	g->K = K;
-	g->tk = tk;
-	g->ks = K / tk;
-	g->tail_k = K - g->ks * tk;
-}
-
 /*
  * One core's block of rows [r0, r0 + tm).  With ring_b, w1 and w2 arrive
  * over the ring (from core 0) and their streams are recorded there.
@@ -129,7 +120,7 @@ static void mlp_core(const struct mlp_fused *f, struct pb_core *c, uint32_t r0, 
 	g1.c = (struct mm_operand){ SPK_EP_SCRATCH, h, 0, (uint64_t)fs * SPYRE_STICK_BYTES,
 				    f->x->dtype };
 	g1.act = f->act;
-	mlp_chunks(&g1, ops_last_dim(f->x), f->tk1);
+	ops_mm_chunk_k(&g1, ops_last_dim(f->x), f->tk1);
 	g1.ring_b = ring_b;
 	g1.num_ring_b = num_ring_b;
 	it = (struct mm_item){ 0, 1, tm, 0, F / f->tn1, f->tn1 };
@@ -139,7 +130,7 @@ static void mlp_core(const struct mlp_fused *f, struct pb_core *c, uint32_t r0, 
 	g2.b = ops_mm_dram(2, f->w2);
 	g2.c = ops_mm_dram(3, f->y);
 	g2.c.base = (uint64_t)r0 * g2.c.row_bytes;
-	mlp_chunks(&g2, F, f->tk2);
+	ops_mm_chunk_k(&g2, F, f->tk2);
 	g2.ring_b = ring_b;
 	g2.num_ring_b = num_ring_b;
 	if (N / f->tn2) {
@@ -201,14 +192,6 @@ static int mlp_fits(const struct mlp_fused *f, uint32_t tm)
 	return ok;
 }
 
-/* A K chunk a quarter smaller, in whole sticks of ps elements (at least one). */
-static uint32_t mlp_smaller_chunk(uint32_t tk, uint32_t ps)
-{
-	uint32_t t = (tk - tk / 4) / ps * ps;
-
-	return t < ps ? ps : t;
-}
-
 /*
  * Pick tm and the tiles, K whole; with chunks, then also K in chunks
  * (both stages' chunks shrinking together).  0 if no block fits a core.
@@ -236,9 +219,9 @@ static uint32_t mlp_fused_geometry(struct mlp_fused *f, int chunks)
 					while (pass && (f->tk1 > ps || f->tk2 > ps)) {
 						/* a K of a stick or less stays whole */
 						if (f->tk1 > ps)
-							f->tk1 = mlp_smaller_chunk(f->tk1, ps);
+							f->tk1 = ops_mm_smaller_tk(f->tk1, ps);
 						if (f->tk2 > ps)
-							f->tk2 = mlp_smaller_chunk(f->tk2, ps);
+							f->tk2 = ops_mm_smaller_tk(f->tk2, ps);
 						if (mlp_fits(f, tm))
 							return tm;
 					}

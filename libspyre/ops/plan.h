@@ -96,5 +96,9 @@ uint16_t ops_mm_core(const struct mm_geom *g, const struct mm_item *it, struct p
 		     uint32_t fifo, uint16_t a_after);
 /* FIFO depth (2 or 1) with which the item fits a core alone; 0 if not. */
 uint32_t ops_mm_fit(const struct mm_geom *g, const struct mm_item *it);
+/* K in chunks of tk (tk = K: whole), the rest in a tail chunk. */
+void ops_mm_chunk_k(struct mm_geom *g, uint32_t K, uint32_t tk);
+/* The next K chunk to try: a quarter smaller, whole sticks of ps elements, at least one stick. */
+uint32_t ops_mm_smaller_tk(uint32_t tk, uint32_t ps);
 
 #endif /* SPYRE_OPS_PLAN_H */
