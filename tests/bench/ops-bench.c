@@ -131,6 +131,10 @@ static int bench_plan(struct kernel *k, const struct ops_plan *plan, const uint6
 	uint64_t cycles = 0;
 	int rc = -1;
 
+	if (!t || !progs) {
+		fprintf(stderr, "ops-bench: %s: out of memory\n", k->name);
+		goto out;
+	}
 	spyre_engine_config_default(&cfg);
 	if (threads)
 		cfg.host_threads = (unsigned)atoi(threads);
@@ -195,7 +199,7 @@ static int bench_plan(struct kernel *k, const struct ops_plan *plan, const uint6
 	k->launches = plan->num_launches;
 	rc = 0;
 out:
-	for (unsigned i = 0; i < plan->num_launches; i++)
+	for (unsigned i = 0; progs && i < plan->num_launches; i++)
 		spyre_program_free(progs[i]);
 	free(progs);
 	free(t);
