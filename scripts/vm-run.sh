@@ -88,9 +88,10 @@ boot() {
 
 boot
 # The guest kernel itself can die while booting, before /init runs anything
-# (seen once in ~100 boots: an int3 oops where the kernel patches its own
-# code, a QEMU 7.2 multi-threaded TCG hazard).  Nothing of the command ran,
-# so boot again, once, and say so.
+# (twice in about 150 boots on 2026-12-03: fatal oopses in early interrupt
+# handling, one an int3 where the kernel patches its own code, a QEMU 7.2
+# multi-threaded TCG hazard).  Nothing of the command ran, so boot again,
+# once, and say so.
 if [ ! -s "$rcfile" ] && [ "$qrc" != 124 ] && [ "$qrc" != 137 ] &&
 	! grep -q "SPYRE-INIT-$nonce" "$console" && grep -q "Kernel panic" "$console"; then
 	echo "vm-run: the guest kernel died before /init started; console tail:" >&2
