@@ -12,8 +12,26 @@ VERSION := $(shell sed -n 's/^\#define SPYRE_VERSION_\(MAJOR\|MINOR\|PATCH\) //p
 SONAME := libspyre.so.0
 
 CC ?= cc
-PKG_CFLAGS := $(shell pkg-config --cflags libdrm libudev 2>/dev/null)
-PKG_LIBS := $(shell pkg-config --libs libdrm libudev 2>/dev/null)
+# Where `make install` puts the library, headers, pkg-config file and tools.
+PREFIX ?= /usr/local
+DESTDIR ?=
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR ?= $(PREFIX)/bin
+
+# libdrm's and libudev's flags come from packages that scripts/setup.sh
+# installs, so they are read after it ran: make builds $(B)/config.mk (running
+# setup --packages first) and then re-reads itself with it.
+NO_SETUP_GOALS := clean uninstall
+ifneq ($(filter-out $(NO_SETUP_GOALS),$(or $(MAKECMDGOALS),all)),)
+include $(B)/config.mk
+endif
+$(B)/config.mk: scripts/setup.sh
+	scripts/setup.sh --packages
+	@mkdir -p $(@D)
+	@cflags=$$(pkg-config --cflags libdrm libudev) && libs=$$(pkg-config --libs libdrm libudev) && \
+		printf 'PKG_CFLAGS := %s\nPKG_LIBS := %s\n' "$$cflags" "$$libs" > $@.tmp
+	@mv $@.tmp $@
 WARN := -Wall -Wextra -Werror
 CFLAGS_COMMON := -std=c11 -D_DEFAULT_SOURCE -O2 -g $(WARN) -Iinclude -Ilibspyre/include $(PKG_CFLAGS)
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -24,7 +42,7 @@ LIB_HDRS := $(wildcard libspyre/*.h libspyre/ops/*.h libspyre/include/spyre/*.h)
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 LIB_SAN_OBJS := $(LIB_SRCS:%.c=$(B)/obj-san/%.o)
 LIB := $(B)/lib/libspyre.so.$(VERSION)
-TOOLS := $(B)/bin/spyre-smi $(B)/bin/device_info $(B)/bin/vector_add
+TOOLS := $(B)/bin/spyre-smi $(B)/bin/device_info $(B)/bin/vector_add $(B)/bin/bias_gelu
 HOST_TESTS := $(B)/tests/host/test_libspyre $(B)/tests/host/test_libspyre_san
 
 # The dataflow engine (qemu-device/engine/): plain C11, no QEMU headers, so
@@ -53,7 +71,7 @@ VM_TESTS := $(B)/tests/vm/test_query $(B)/tests/vm/test_submit $(B)/tests/vm/tes
 	$(B)/tests/vm/dmesg-check.sh
 TEST_HDRS := tests/lib/tap.h
 
-.PHONY: all setup qemu qtest driver lib tools tests initramfs debug run check bench shell shell-debug clean
+.PHONY: all setup qemu qtest driver lib tools tests initramfs debug run check bench shell shell-debug clean fuzz-seeds
 all: qemu driver lib tools tests initramfs
 
 setup:
@@ -90,9 +108,48 @@ $(LIB): $(LIB_OBJS) libspyre/libspyre.map
 	ln -sf libspyre.so.$(VERSION) $(B)/lib/$(SONAME)
 	ln -sf $(SONAME) $(B)/lib/libspyre.so
 
-$(B)/lib/pkgconfig/spyre.pc: libspyre/spyre.pc.in libspyre/include/spyre/spyre.h
+# The public headers, as installed under include/spyre/: the runtime, the op
+# library, the kernel-authoring API and the kernel image format it uses
+# (include/spyre_program.h, the one copy the card's loader also reads).
+PUBLIC_HDRS := libspyre/include/spyre/spyre.h libspyre/include/spyre/spyre_ops.h \
+	libspyre/include/spyre/spyre_kernel_builder.h include/spyre_program.h
+STAGED_HDRS := $(addprefix $(B)/include/spyre/,$(notdir $(PUBLIC_HDRS)))
+
+# In-tree, $(B) is laid out like an installed prefix: lib/, include/spyre/,
+# lib/pkgconfig/spyre.pc, so PKG_CONFIG_PATH=$(B)/lib/pkgconfig works as the
+# README says.
+$(B)/include/spyre/%.h: libspyre/include/spyre/%.h
 	@mkdir -p $(@D)
-	sed -e 's|@PREFIX@|$(abspath $(B))|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+	install -m 644 $< $@
+$(B)/include/spyre/spyre_program.h: include/spyre_program.h
+	@mkdir -p $(@D)
+	install -m 644 $< $@
+
+PC_SUBST = sed -e 's|@LIBDIR@|$(1)|' -e 's|@INCLUDEDIR@|$(2)|' -e 's|@VERSION@|$(VERSION)|'
+$(B)/lib/pkgconfig/spyre.pc: libspyre/spyre.pc.in libspyre/include/spyre/spyre.h $(STAGED_HDRS)
+	@mkdir -p $(@D)
+	$(call PC_SUBST,$(abspath $(B))/lib,$(abspath $(B))/include) $< > $@
+
+# make install [PREFIX=/usr/local] [DESTDIR=]: the library with its
+# symlinks, the public headers, spyre.pc with the installed paths, spyre-smi.
+.PHONY: install uninstall
+install: $(LIB) $(B)/bin/spyre-smi
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/spyre $(DESTDIR)$(BINDIR)
+	install -m 755 $(LIB) $(DESTDIR)$(LIBDIR)/
+	ln -sfn libspyre.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sfn $(SONAME) $(DESTDIR)$(LIBDIR)/libspyre.so
+	install -m 644 $(PUBLIC_HDRS) $(DESTDIR)$(INCLUDEDIR)/spyre/
+	$(call PC_SUBST,$(LIBDIR),$(INCLUDEDIR)) libspyre/spyre.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/spyre.pc
+	install -m 755 $(B)/bin/spyre-smi $(DESTDIR)$(BINDIR)/
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libspyre.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME) \
+		$(DESTDIR)$(LIBDIR)/libspyre.so $(DESTDIR)$(LIBDIR)/pkgconfig/spyre.pc \
+		$(addprefix $(DESTDIR)$(INCLUDEDIR)/spyre/,$(notdir $(PUBLIC_HDRS))) \
+		$(DESTDIR)$(BINDIR)/spyre-smi
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/spyre 2>/dev/null
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; fi
 
 LINK_LIB = -L$(B)/lib -lspyre -Wl,-rpath,'$$ORIGIN/../lib'
 
@@ -107,6 +164,12 @@ $(OPS_EXAMPLES): $(B)/bin/%: libspyre/examples/%.c libspyre/include/spyre/spyre_
 $(B)/bin/device_info: libspyre/examples/device_info.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $< -o $@ $(LINK_LIB)
+
+# A kernel of one's own (docs/kernels.md), built as a user builds it: with
+# the staged public headers that spyre.pc names, nothing from the tree.
+$(B)/bin/bias_gelu: libspyre/examples/bias_gelu.c $(STAGED_HDRS) $(LIB)
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 -g $(WARN) -I$(B)/include $< -o $@ $(LINK_LIB) -lm
 
 $(B)/bin/vector_add: libspyre/examples/vector_add.c include/spyre_program_builder.h $(LIB)
 	@mkdir -p $(@D)
@@ -152,6 +215,21 @@ $(B)/tests/host/test_ops_san: tests/host/test_ops.c $(ENGINE_TEST_HDRS) \
 	$(CC) $(OPS_TEST_FLAGS) $(SAN) $< $(OPS_GEN_SRCS:%.c=$(B)/obj-san/%.o) $(ENGINE_SAN_OBJS) \
 		-o $@ -lm -pthread
 
+# The kernel-authoring API against the card's own loader and engine.
+HOST_TESTS += $(B)/tests/host/test_kernel_builder $(B)/tests/host/test_kernel_builder_san
+KB_TEST_FLAGS := -Itests/lib -Iqemu-device/engine -I$(B)/include
+$(B)/tests/host/test_kernel_builder: tests/host/test_kernel_builder.c $(TEST_HDRS) $(STAGED_HDRS) \
+		$(ENGINE_OBJS) $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $(KB_TEST_FLAGS) $< $(ENGINE_OBJS) -o $@ -L$(B)/lib -lspyre \
+		-Wl,-rpath,'$$ORIGIN/../../lib' -lm -pthread
+
+$(B)/tests/host/test_kernel_builder_san: tests/host/test_kernel_builder.c $(TEST_HDRS) \
+		$(STAGED_HDRS) $(ENGINE_SAN_OBJS) $(LIB_SAN_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $(SAN) $(KB_TEST_FLAGS) $< $(ENGINE_SAN_OBJS) $(LIB_SAN_OBJS) -o $@ \
+		$(PKG_LIBS) -lm -pthread
+
 # The corpus replay also links the fuzz target's one-input function.
 FUZZ_ONE := tests/fuzz/fuzz_engine_loader.c tests/fuzz/fuzz_engine_loader.h
 $(B)/tests/host/test_engine_corpus: tests/host/test_engine_corpus.c $(FUZZ_ONE) $(ENGINE_OBJS)
@@ -171,6 +249,7 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 $(B)/fuzz/fuzz_engine_loader: $(FUZZ_ONE) $(ENGINE_SRCS) $(ENGINE_HDRS)
 	@mkdir -p $(@D)
+	scripts/setup.sh --fuzz
 	$(FUZZ_CC) $(ENGINE_CFLAGS) -O1 -DFUZZ_LIBFUZZER -Itests/fuzz \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		tests/fuzz/fuzz_engine_loader.c $(ENGINE_SRCS) -o $@ -lm
@@ -278,15 +357,16 @@ check: all debug qtest
 	@scripts/check.sh
 
 # Benchmarks: a table on stdout, results in build/bench/results.json.
-bench: qemu $(B)/bench/dma-bench $(B)/bench/engine-bench $(B)/bench/openblas-ref \
+bench: all $(B)/bench/dma-bench $(B)/bench/engine-bench $(B)/bench/openblas-ref \
 	$(B)/bench/model-bench $(B)/bench/ops-bench
 	@scripts/bench.sh
 
+# The guest shell starts in this directory, shared from the host.
 shell: all
-	scripts/vm-run.sh --shell
+	scripts/vm-run.sh --shell --share $(CURDIR) --workdir $(CURDIR)
 
 shell-debug: all debug
-	scripts/vm-run.sh --kernel debug --shell
+	scripts/vm-run.sh --kernel debug --shell --share $(CURDIR) --workdir $(CURDIR)
 
 clean:
 	rm -rf $(B)

@@ -14,6 +14,7 @@
 #define SPYRE_PROGRAM_H
 
 #define SPK_MAGIC			0x4b595053u	/* "SPYK" */
+#define SPK_STICK_BYTES			128	/* the unit streams move */
 #define SPK_VERSION_MAJOR		1
 #define SPK_VERSION_MINOR		0
 
@@ -42,7 +43,9 @@
 #define SPK_PROG_NUM_OPS		4	/* u16 */
 /* bytes 6-7 reserved */
 
-/* Scratchpad buffer: a 128-byte aligned region of the core's scratchpad. */
+/* Scratchpad buffer: a 128-byte aligned region of the core's scratchpad,
+ * above the first SPK_SPAD_RESERVED_BYTES, which hold the core's program. */
+#define SPK_SPAD_RESERVED_BYTES		0x10000u	/* 64 KiB */
 #define SPK_BUF_BYTES			8
 #define SPK_BUF_OFFSET			0	/* u32 */
 #define SPK_BUF_SIZE			4	/* u32 */
@@ -127,6 +130,46 @@
 #define SPK_OPC_RMSNORM			0x32	/* eps = imm0; optional gamma row */
 #define SPK_OPC_MATMUL			0x40
 #define SPK_OPC_TRANSPOSE		0x50
+
+/* Elements of a data type in one stick, and sticks that @elems of it take. */
+static inline unsigned spk_stick_elems(unsigned dtype)
+{
+	return dtype == SPK_DT_FP32 ? SPK_STICK_BYTES / 4 : SPK_STICK_BYTES / 2;
+}
+
+static inline unsigned spk_sticks_for(unsigned elems, unsigned dtype)
+{
+	return (elems + spk_stick_elems(dtype) - 1) / spk_stick_elems(dtype);
+}
+
+/* Inputs an opcode takes: 1 and *min_in, *max_in, or 0 for an unknown opcode. */
+static inline int spk_op_inputs(unsigned opcode, unsigned *min_in, unsigned *max_in)
+{
+	switch (opcode) {
+	case SPK_OPC_FILL:
+		*min_in = *max_in = 0;
+		return 1;
+	case SPK_OPC_COPY: case SPK_OPC_SCALE: case SPK_OPC_RELU: case SPK_OPC_GELU:
+	case SPK_OPC_SILU: case SPK_OPC_EXP: case SPK_OPC_RSQRT:
+	case SPK_OPC_REDUCE_SUM: case SPK_OPC_REDUCE_MAX: case SPK_OPC_SOFTMAX:
+	case SPK_OPC_TRANSPOSE:
+		*min_in = *max_in = 1;
+		return 1;
+	case SPK_OPC_ADD: case SPK_OPC_SUB: case SPK_OPC_MUL: case SPK_OPC_MAX:
+	case SPK_OPC_MATMUL:
+		*min_in = *max_in = 2;
+		return 1;
+	case SPK_OPC_LAYERNORM:
+		*min_in = 1;
+		*max_in = 3;
+		return 1;
+	case SPK_OPC_RMSNORM:
+		*min_in = 1;
+		*max_in = 2;
+		return 1;
+	}
+	return 0;
+}
 
 /* Limits a program must respect (the loader rejects more). */
 #define SPK_MAX_ARGS			64

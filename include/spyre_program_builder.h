@@ -69,7 +69,7 @@ static inline void pb_put64(uint8_t *p, uint64_t v)
 	pb_put32(p + 4, (uint32_t)(v >> 32));
 }
 
-/* A fresh core: scratchpad buffers are laid out from 64 KiB upwards. */
+/* A fresh core: scratchpad buffers are laid out from SPK_SPAD_RESERVED_BYTES upwards. */
 static inline struct pb_core *pb_core(struct pb_program *p, unsigned core)
 {
 	p->core_mask |= 1u << core;
@@ -80,12 +80,12 @@ static inline struct pb_core *pb_core(struct pb_program *p, unsigned core)
 static inline uint16_t pb_buffer(struct pb_core *c, uint32_t bytes)
 {
 	unsigned i = c->num_buffers++;
-	uint32_t off = i ? c->buf_offset[i - 1] + c->buf_bytes[i - 1] : 64u << 10;
+	uint32_t off = i ? c->buf_offset[i - 1] + c->buf_bytes[i - 1] : SPK_SPAD_RESERVED_BYTES;
 
 	c->buf_offset[i] = off;
 	c->buf_bytes[i] = bytes;
-	if (off + bytes - (64u << 10) > c->spad_bytes)
-		c->spad_bytes = off + bytes - (64u << 10);
+	if (off + bytes - SPK_SPAD_RESERVED_BYTES > c->spad_bytes)
+		c->spad_bytes = off + bytes - SPK_SPAD_RESERVED_BYTES;
 	return (uint16_t)i;
 }
 

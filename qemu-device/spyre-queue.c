@@ -619,9 +619,9 @@ void spyre_queues_stop(SpyreState *s)
     spyre_queues_kick_locked(s);
     qemu_mutex_unlock(&s->lock);
     /* A worker may be waiting for the BQL inside a DMA to MMIO. */
-    qemu_mutex_unlock_iothread();
+    bql_unlock();
     for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
         qemu_thread_join(&s->queues[i].thread);
     }
-    qemu_mutex_lock_iothread();
+    bql_lock();
 }

@@ -807,9 +807,10 @@ static const MemoryRegionOps spyre_reg_ops = {
     .impl = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
 };
 
-static void spyre_reset(DeviceState *dev)
+/* Bus reset and FLR (the PCI core resets us through qdev). */
+static void spyre_reset_hold(Object *obj, ResetType type)
 {
-    SpyreState *s = SPYRE(dev);
+    SpyreState *s = SPYRE(obj);
 
     trace_spyre_reset("bus");
     qemu_mutex_lock(&s->lock);
@@ -943,19 +944,19 @@ static const VMStateDescription spyre_vmstate = {
     .unmigratable = 1,
 };
 
-static Property spyre_properties[] = {
+static const Property spyre_properties[] = {
     DEFINE_PROP_SIZE("mem-size", SpyreState, mem_size,
                      SPYRE_MEM_SIZE_DEFAULT),
     DEFINE_PROP_UINT32("scratchpad-size", SpyreState, scratchpad_size,
                        SPYRE_SCRATCHPAD_BYTES),
     DEFINE_PROP_UINT32("engine-threads", SpyreState, engine_threads, 0),
-    DEFINE_PROP_END_OF_LIST(),
 };
 
 static void spyre_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
     PCIDeviceClass *pc = PCI_DEVICE_CLASS(klass);
+    ResettableClass *rc = RESETTABLE_CLASS(klass);
 
     pc->realize = spyre_realize;
     pc->exit = spyre_exit;
@@ -965,7 +966,7 @@ static void spyre_class_init(ObjectClass *klass, void *data)
     pc->revision = SPYRE_PCI_REVISION;
     pc->class_id = PCI_CLASS_SPYRE;
     dc->desc = "IBM Spyre AI accelerator";
-    dc->reset = spyre_reset;
+    rc->phases.hold = spyre_reset_hold;
     dc->vmsd = &spyre_vmstate;
     device_class_set_props(dc, spyre_properties);
     set_bit(DEVICE_CATEGORY_MISC, dc->categories);

@@ -19,7 +19,7 @@
 #ifndef HW_SPYRE_H
 #define HW_SPYRE_H
 
-#include "hw/pci/pci.h"
+#include "hw/pci/pci_device.h"
 #include "qemu/thread.h"
 #include "qom/object.h"
 

@@ -19,8 +19,10 @@ mkdir -p "$root"/{bin,sbin,usr/bin,usr/lib,proc,sys,dev,tmp,root,etc,"$moddir"/e
 install -m 755 /bin/busybox "$root/bin/busybox"
 install -m 755 "$SPYRE_TOP/scripts/guest-init.sh" "$root/init"
 
-# Debian modules spyre.ko depends on, decompressed so busybox modprobe loads them.
-for dep in $(modinfo -F depends "$kmod"/*.ko | tr ',' ' ' | tr ' ' '\n' | grep -vx 'spyre' | sort -u); do
+# Debian modules spyre.ko depends on, and 9p over virtio for vm-run.sh's
+# shared directory, decompressed so busybox modprobe loads them.
+for dep in 9p 9pnet_virtio \
+	$(modinfo -F depends "$kmod"/*.ko | tr ',' ' ' | tr ' ' '\n' | grep -vx 'spyre' | sort -u); do
 	modprobe -d "$MODROOT" -S "$kver" --show-depends "$dep" |
 	awk '$1 == "insmod" { print $2 }'
 done | sort -u | while read -r ko; do

@@ -1,6 +1,7 @@
 #!/bin/bash
-# Build QEMU (x86_64-softmmu, q35 + TCG, minimal devices) with the Spyre card
-# from qemu-device/.  The tree and build live in the cache; the build
+# Build QEMU (Debian 13's 10.0 source; x86_64-softmmu, q35 + TCG, minimal
+# devices, virtio-9p for the shared host directory) with the Spyre card from
+# qemu-device/.  The tree and build live in the cache; the build
 # directory is keyed by the QEMU source version and the configure options, so
 # a second run only recompiles what qemu-device/ changed.
 # usage: build-qemu.sh [--qtest]
@@ -27,11 +28,14 @@ flock 9
 CONFIGURE_OPTS="--target-list=x86_64-softmmu --without-default-devices
 	--without-default-features --enable-tcg --enable-fdt=system --disable-werror --disable-docs
 	--disable-tools --disable-user --disable-install-blobs --disable-debug-info
-	--meson=/usr/bin/meson"
-# Devices beyond what the q35 machine selects: the PCIe root port the card
-# sits behind, and the card.
-DEVICE_CONFIG="CONFIG_PCIE_PORT=y
-CONFIG_SPYRE=y"
+	--enable-attr --enable-virtfs --disable-download --python=/usr/bin/python3"
+# The q35 board and devices beyond what it selects: the PCIe root port the card
+# sits behind, the card, and virtio-9p over PCI for vm-run.sh's host share.
+DEVICE_CONFIG="CONFIG_Q35=y
+CONFIG_PCIE_PORT=y
+CONFIG_SPYRE=y
+CONFIG_VIRTIO_PCI=y
+CONFIG_VIRTIO_9P=y"
 
 # Hook hw/spyre into QEMU's build once; idempotent.
 hook_tree() {
@@ -42,10 +46,14 @@ hook_tree() {
 	grep -q "'hw/spyre'," "$QEMU_SRC/meson.build" ||
 		sed -i "s|^    'hw/misc',$|    'hw/misc',\n    'hw/spyre',|" "$QEMU_SRC/meson.build"
 	# Only the q35 board (the others pull in fdt and more devices).
-	sed -i 's/^CONFIG_\(ISAPC\|I440FX\|MICROVM\)=y$/CONFIG_\1=n/' \
-		"$QEMU_SRC/configs/devices/i386-softmmu/default.mak"
+	local board i386="$QEMU_SRC/configs/devices/i386-softmmu/default.mak"
+	for board in ISAPC I440FX MICROVM NITRO_ENCLAVE; do
+		grep -q "^CONFIG_$board=n" "$i386" || echo "CONFIG_$board=n" >> "$i386"
+	done
 	local mak="$QEMU_SRC/configs/devices/x86_64-softmmu/default.mak"
-	grep -q '^CONFIG_SPYRE=y' "$mak" || printf '%s\n' "$DEVICE_CONFIG" >> "$mak"
+	# Our block, between markers, is rewritten so a change to DEVICE_CONFIG lands.
+	sed -i '/^# spyre: begin$/,/^# spyre: end$/d' "$mak"
+	printf '# spyre: begin\n%s\n# spyre: end\n' "$DEVICE_CONFIG" >> "$mak"
 	# The card's qtest is one more source of qos-test, like nvme-test.c.
 	local qmeson="$QEMU_SRC/tests/qtest/meson.build"
 	grep -q "^  'spyre-test.c',$" "$qmeson" ||

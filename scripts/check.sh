@@ -25,6 +25,8 @@ suite_host() {
 	"$B/tests/host/test_engine_corpus_san" "$SPYRE_TOP/tests/fuzz/corpus"
 	"$B/tests/host/test_ops"
 	"$B/tests/host/test_ops_san"
+	"$B/tests/host/test_kernel_builder"
+	"$B/tests/host/test_kernel_builder_san"
 }
 
 # qtest: QEMU's qtest framework against the card (libqos "spyre" node in
@@ -58,7 +60,9 @@ two_card_suite() {	# kernel flavour
 	local rc=$?
 	[ $rc = 0 ] || echo "Bail out! two-card guest exited with status $rc"
 }
-suite_vm() { vm_suite stock; two_card_suite stock; }
+# The user's path: a program built outside the checkout, run with spyre-vm.
+user_program_suite() { "$SPYRE_TOP/tests/vm/user-program.sh" "$B"; }
+suite_vm() { vm_suite stock; two_card_suite stock; user_program_suite; }
 
 # vm-debug: the same selftests under KASAN, lockdep and kmemleak, then a
 # negative test: a deliberate use-after-free must be caught by the scanner.

@@ -8,7 +8,12 @@ SETUP_VERSION=1
 KERNEL_SERIES=6.12
 KERNEL_ROOT=$SPYRE_CACHE/kernel-$KERNEL_SERIES
 FIRMWARE_ROOT=$SPYRE_CACHE/firmware
-QEMU_SRC=$SPYRE_CACHE/src/qemu
+# QEMU: Debian 13's source on every host (Debian 12 and 13), so the card is
+# built and tested against one QEMU.
+QEMU_SUITE=trixie
+QEMU_SERIES=10.0
+QEMU_MESON_MIN=1.5
+QEMU_SRC=$SPYRE_CACHE/src/qemu-$QEMU_SERIES
 DEBUG_FRAGMENT=$SPYRE_TOP/scripts/kernel/debug.config
 
 # Bump when build-debug-kernel.sh changes how the kernel is built.

@@ -17,6 +17,8 @@ echo "# device_info (libspyre sample)"
 device_info
 echo "# vector_add (libspyre runtime: kernel, profile, events, graph)"
 vector_add
+echo "# bias_gelu (a kernel of your own, docs/kernels.md)"
+bias_gelu
 echo "# matmul (op library, checked against the CPU)"
 matmul
 echo "# decoder (op library: prefill and decode, eager and as graphs)"

@@ -3,11 +3,18 @@
 # inside it and return that command's output and exit status.
 #
 # usage: vm-run.sh [--kernel stock|debug] [--mem-size SIZE] [--cards N]
-#                  [--timeout SECONDS] [--shell] [--] COMMAND...
+#                  [--timeout SECONDS] [--share DIR] [--workdir DIR] [--user]
+#                  [--shell] [--] COMMAND...
 #   --kernel    Debian's 6.12 kernel (default) or the debug kernel
 #   --mem-size  the card's device memory (QEMU size syntax, default 2G)
 #   --cards     how many Spyre cards, each on its own root port (default 1)
 #   --timeout   kill the guest after this long (default 600); exit status 124
+#   --share     the host directory DIR appears in the guest at the same path
+#               (virtio-9p, read-write with the QEMU process's rights)
+#   --workdir   run COMMAND (or the shell) in DIR (default /root)
+#   --user      load the driver, then run COMMAND as the unprivileged user
+#               'spyre' (the caller's uid, or 1000 for root), a member of
+#               group 'render', which may open /dev/accel/* (mode 0660)
 #   --shell     interactive guest shell on this terminal instead of COMMAND
 # Environment: SPYRE_BUILD (default <checkout>/build), SPYRE_QEMU_ARGS
 # (appended to QEMU's command line).  A guest whose kernel dies before
@@ -20,8 +27,14 @@ cards=1
 flavour=stock
 timeout_s=600
 mode=run
+share=
+workdir=
+user_uid=
 while [ $# -gt 0 ]; do
 	case "$1" in
+	--share) share=$2; shift 2 ;;
+	--workdir) workdir=$2; shift 2 ;;
+	--user) user_uid=$(id -u); [ "$user_uid" != 0 ] || user_uid=1000; shift ;;
 	--mem-size) mem_size=$2; shift 2 ;;
 	--cards) cards=$2; shift 2 ;;
 	--kernel) flavour=$2; shift 2 ;;
@@ -55,10 +68,22 @@ mkdir -p "$vmdir"
 nonce=$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')
 cmd_b64=$(printf '%s' "$*" | base64 -w0)
 append="console=ttyS0 quiet panic=-1 SPYRE_MODE=$mode SPYRE_NONCE=$nonce SPYRE_CMD=$cmd_b64"
+# Paths go base64-encoded: the kernel command line splits on spaces.
+[ -z "$workdir" ] || append+=" SPYRE_WORKDIR=$(printf '%s' "$workdir" | base64 -w0)"
+[ -z "$user_uid" ] || append+=" SPYRE_USER_UID=$user_uid"
+share_args=()
+if [ -n "$share" ]; then
+	[ -d "$share" ] || { echo "vm-run: --share $share is not a directory" >&2; exit 2; }
+	share=$(cd "$share" && pwd -P)
+	case "$share" in *,*) echo "vm-run: --share path may not contain a comma: $share" >&2; exit 2 ;; esac
+	append+=" SPYRE_SHARE=$(printf '%s' "$share" | base64 -w0)"
+	share_args=(-fsdev "local,id=share,path=$share,security_model=none"
+		-device "virtio-9p-pci,fsdev=share,mount_tag=spyre_share")
+fi
 
 qemu_args=(-nodefaults -machine q35 -accel tcg -smp 2 -m 1G -no-reboot -display none
 	-L "$FIRMWARE_ROOT/usr/share/seabios" -L "$FIRMWARE_ROOT/usr/share/qemu"
-	-kernel "$kernel" -initrd "$initrd" -append "$append")
+	-kernel "$kernel" -initrd "$initrd" -append "$append" "${share_args[@]}")
 for ((i = 0; i < cards; i++)); do
 	qemu_args+=(-device "pcie-root-port,id=rp$i,chassis=$((i + 1)),slot=$i"
 		-device "spyre,bus=rp$i,mem-size=$mem_size")
@@ -70,19 +95,41 @@ if [ $mode = shell ]; then
 	exec "$qemu" "${qemu_args[@]}" -serial mon:stdio
 fi
 
-console=$vmdir/console.log
+# Per run, so that guests started at once from one checkout keep apart; the
+# last one is kept as console.log.
+console=$vmdir/console.$nonce.log
 rcfile=$vmdir/rc.$nonce
+trap 'mv -f "$console" "$vmdir/console.log" 2>/dev/null' EXIT
 
 # One boot; the command's output goes to stdout, its exit status to $rcfile.
+# QEMU runs under timeout(1) in the background so that an interrupt or a
+# TERM sent to this script stops it too: nothing is left running.
+qpid=
+stop_guest() {
+	[ -z "$qpid" ] || kill -TERM "$qpid" 2>/dev/null
+	wait
+	echo "vm-run: interrupted; the guest was stopped" >&2
+	exit 130
+}
+trap stop_guest INT TERM HUP
 boot() {
-	rm -f "$rcfile"
+	local fifo=$vmdir/out.$nonce apid
+	rm -f "$rcfile" "$fifo"
+	mkfifo "$fifo"
 	set +e
+	awk -v tag="SPYRE-EXIT-$nonce" -v rcfile="$rcfile" '
+		$1 == tag && NF == 2 { print $2 > rcfile; next }
+		{ print; fflush() }' < "$fifo" &
+	apid=$!
 	timeout -k 10 "$timeout_s" "$qemu" "${qemu_args[@]}" \
 		-serial "file:$console" -chardev stdio,id=out,signal=off -serial chardev:out \
-		< /dev/null | awk -v tag="SPYRE-EXIT-$nonce" -v rcfile="$rcfile" '
-			$1 == tag && NF == 2 { print $2 > rcfile; next }
-			{ print; fflush() }'
-	qrc=${PIPESTATUS[0]}
+		< /dev/null > "$fifo" &
+	qpid=$!
+	wait "$qpid"
+	qrc=$?
+	qpid=
+	wait "$apid"
+	rm -f "$fifo"
 	set -e
 }
 

@@ -16,7 +16,7 @@ void spyre_engine_config_default(struct spyre_engine_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->num_cores = 32;
 	cfg->scratchpad_bytes = 2u << 20;	/* 2 MB LX per core */
-	cfg->reserved_bytes = 64u << 10;	/* 64 KB of it for the program */
+	cfg->reserved_bytes = SPK_SPAD_RESERVED_BYTES;	/* for the program */
 	cfg->max_work = 1ull << 30;
 	t->clock_ghz = 1.5;
 	/* 2 corelets x 8x8 PEs x 8 fp16 lanes: 98 TFLOPS peak at 32 cores. */

@@ -16,7 +16,7 @@
 #error "the engine keeps device data in host order: little-endian hosts only"
 #endif
 
-#define STICK_BYTES	128u
+#define STICK_BYTES	((uint32_t)SPK_STICK_BYTES)
 
 struct endpoint {
 	uint8_t kind;			/* SPK_EP_* */
@@ -94,14 +94,12 @@ static inline uint64_t get_le64(const uint8_t *p)
 /* Elements of a dtype in one stick. */
 static inline uint32_t dtype_stick_elems(unsigned dtype)
 {
-	return dtype == SPK_DT_FP32 ? 32 : 64;
+	return spk_stick_elems(dtype);
 }
 
 static inline uint32_t sticks_for(uint32_t elems, unsigned dtype)
 {
-	uint32_t per = dtype_stick_elems(dtype);
-
-	return (elems + per - 1) / per;
+	return spk_sticks_for(elems, dtype);
 }
 
 void engine_set_error(struct spyre_engine_error *err, enum spyre_engine_status st,

@@ -254,35 +254,6 @@ static enum spyre_engine_status decode_streams(const struct spyre_program *prog,
 	return SPYRE_ENGINE_OK;
 }
 
-/* Inputs each opcode takes: minimum and maximum. */
-static bool op_arity(uint8_t opcode, unsigned *min_in, unsigned *max_in)
-{
-	switch (opcode) {
-	case SPK_OPC_FILL:
-		*min_in = *max_in = 0;
-		return true;
-	case SPK_OPC_COPY: case SPK_OPC_SCALE: case SPK_OPC_RELU: case SPK_OPC_GELU:
-	case SPK_OPC_SILU: case SPK_OPC_EXP: case SPK_OPC_RSQRT:
-	case SPK_OPC_REDUCE_SUM: case SPK_OPC_REDUCE_MAX: case SPK_OPC_SOFTMAX:
-	case SPK_OPC_TRANSPOSE:
-		*min_in = *max_in = 1;
-		return true;
-	case SPK_OPC_ADD: case SPK_OPC_SUB: case SPK_OPC_MUL: case SPK_OPC_MAX:
-	case SPK_OPC_MATMUL:
-		*min_in = *max_in = 2;
-		return true;
-	case SPK_OPC_LAYERNORM:
-		*min_in = 1;
-		*max_in = 3;
-		return true;
-	case SPK_OPC_RMSNORM:
-		*min_in = 1;
-		*max_in = 2;
-		return true;
-	}
-	return false;
-}
-
 /* Sticks per firing on each side, from the op's shape (already bounded). */
 static void op_stick_counts(struct op_desc *op)
 {
@@ -402,7 +373,7 @@ static enum spyre_engine_status decode_ops(struct spyre_program *prog,
 		op->k_steps = get_le32(p + SPK_OP_K_STEPS);
 		op->imm0 = get_lef32(p + SPK_OP_IMM0);
 		op->imm1 = 0;
-		if (!op_arity(op->opcode, &min_in, &max_in))
+		if (!spk_op_inputs(op->opcode, &min_in, &max_in))
 			FAIL(SPYRE_ENGINE_E_OPCODE, core, idx, "unknown opcode 0x%02x", op->opcode);
 		if (op->dtype_in > SPK_DT_MAX || op->dtype_out > SPK_DT_MAX)
 			FAIL(SPYRE_ENGINE_E_DTYPE, core, idx, "data types %u -> %u",

@@ -28,7 +28,7 @@ extern "C" {
 
 /* Version of this header; spyre_version() gives the library's. */
 #define SPYRE_VERSION_MAJOR 0
-#define SPYRE_VERSION_MINOR 2
+#define SPYRE_VERSION_MINOR 3
 #define SPYRE_VERSION_PATCH 0
 
 typedef enum spyre_status {
