@@ -38,6 +38,7 @@ mirror_of() {	# suite-name-suffix ("" or "-security")
 			/etc/apt/sources.list.d/*.sources 2>/dev/null
 		awk -v w="$want" '$1 == "deb" && ((w == "" && $3 !~ /-/) || (w != "" && $3 ~ w "$")) {
 			print $2; exit }' /etc/apt/sources.list 2>/dev/null
+		true
 	} | head -1
 }
 mirror=$(mirror_of "")
