@@ -135,10 +135,10 @@ boot() {
 
 boot
 # The guest kernel itself can die while booting, before /init runs anything
-# (twice in about 150 boots on 2026-12-03: fatal oopses in early interrupt
-# handling, one an int3 where the kernel patches its own code, a QEMU 7.2
-# multi-threaded TCG hazard).  Nothing of the command ran, so boot again,
-# once, and say so.
+# (twice in about 150 boots on 2026-12-03 under QEMU 7.2: fatal oopses in
+# early interrupt handling, one an int3 where the kernel patches its own
+# code, a multi-threaded TCG hazard; not seen yet under QEMU 10.0, kept as
+# a guard).  Nothing of the command ran, so boot again, once, and say so.
 if [ ! -s "$rcfile" ] && [ "$qrc" != 124 ] && [ "$qrc" != 137 ] &&
 	! grep -q "SPYRE-INIT-$nonce" "$console" && grep -q "Kernel panic" "$console"; then
 	echo "vm-run: the guest kernel died before /init started; console tail:" >&2
