@@ -179,6 +179,9 @@ if [ ! -f "$KERNEL_ROOT/.done" ]; then
 	rm -rf "$KERNEL_ROOT.tmp"
 	mkdir -p "$KERNEL_ROOT.tmp"
 	for d in "$tmp"/*.deb; do dpkg -x "$d" "$KERNEL_ROOT.tmp"; done
+	# Debian 13's packages put modules under usr/lib (merged /usr); give
+	# the tree the /lib -> usr/lib link the installed system has.
+	[ -e "$KERNEL_ROOT.tmp/lib" ] || ln -s usr/lib "$KERNEL_ROOT.tmp/lib"
 	# The headers' top Makefile includes the common tree by absolute path;
 	# point it into the cache.
 	sed -i "s|^include /usr/src/|include $KERNEL_ROOT/usr/src/|" \
