@@ -10,8 +10,10 @@
 # Prints each command's time and last lines; logs go to
 # build/fresh-<release>/.  Exit status 0 only if both passed.
 #
-# usage: fresh-machine.sh bookworm|trixie [--keep]
-#   --keep   leave the root in place (default: removed at the end)
+# usage: fresh-machine.sh bookworm|trixie [--keep] [--first 'COMMAND']
+#   --keep    leave the root in place (default: removed at the end)
+#   --first   run COMMAND (e.g. 'make install') as the first command after
+#             the prerequisite, instead of make run and make check
 # Needs root.  The debootstrap result is cached as a tarball in
 # $SPYRE_CACHE/fresh/ (keyed by release); nothing else is reused.
 set -euo pipefail
@@ -19,10 +21,18 @@ set -euo pipefail
 
 release=${1:-}
 keep=0
-[ "${2:-}" != --keep ] || keep=1
+first=
+shift || true
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--keep) keep=1; shift ;;
+	--first) first=$2; shift 2 ;;
+	*) echo "fresh-machine: unknown option $1" >&2; exit 2 ;;
+	esac
+done
 case "$release" in
 bookworm|trixie) ;;
-*) echo "usage: $0 bookworm|trixie [--keep]" >&2; exit 2 ;;
+*) echo "usage: $0 bookworm|trixie [--keep] [--first 'COMMAND']" >&2; exit 2 ;;
 esac
 [ "$(id -u)" = 0 ] || { echo "fresh-machine: run as root (debootstrap, chroot)" >&2; exit 1; }
 command -v debootstrap > /dev/null || {
@@ -46,7 +56,7 @@ security=$(mirror_of "-security")
 [ -n "$mirror" ] || { echo "fresh-machine: no Debian mirror in this host's apt sources" >&2; exit 1; }
 [ -n "$security" ] || security=${mirror%/debian}/debian-security
 
-out=$SPYRE_BUILD/fresh-$release
+out=$SPYRE_BUILD/fresh-$release${first:+-first}
 mkdir -p "$out" "$SPYRE_CACHE/fresh"
 tarball=$SPYRE_CACHE/fresh/debootstrap-$release-minbase.tar
 exec 8> "$tarball.lock"
@@ -144,6 +154,11 @@ step() {	# name command
 	return $rc
 }
 rm -f "$out/times"
+if [ -n "$first" ]; then
+	step prerequisite "apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q make" &&
+		step first "$first" || true
+	exit $status
+fi
 step prerequisite "apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q make" &&
 	step run "make run" || true
 [ $status != 0 ] || step check "make check" || true
