@@ -346,15 +346,15 @@ static spyre_status check_pattern(uint32_t core, unsigned i, const char *end,
 	int64_t lo = 0, hi = 0;
 
 	for (int d = 0; d < SPK_EP_DIMS; d++) {
-		int64_t span = e->stride[d] * ((int64_t)e->count[d] - 1);
+		int64_t span;
 
 		product *= e->count[d];
 		if (product > total)
 			break;
-		if (span > 0)
-			hi += span;
-		else
-			lo += span;
+		if (__builtin_mul_overflow(e->stride[d], (int64_t)e->count[d] - 1, &span) ||
+		    __builtin_add_overflow(span > 0 ? hi : lo, span, span > 0 ? &hi : &lo))
+			FAIL("core %u stream %u: %s.stride[%d] x count[%d] overflows", core, i, end,
+			     d, d);
 	}
 	if (product != total)
 		FAIL("core %u stream %u: %s.count[0] x ... x count[3] = %llu%s sticks, total_sticks is %u",
@@ -363,8 +363,8 @@ static spyre_status check_pattern(uint32_t core, unsigned i, const char *end,
 	if (e->kind == SPK_EP_SCRATCH) {
 		uint32_t bytes = c->buf_bytes[e->ref];
 
-		if ((int64_t)e->offset + lo < 0 ||
-		    (int64_t)e->offset + hi + SPK_STICK_BYTES > (int64_t)bytes)
+		if (e->offset >= bytes || (int64_t)e->offset + lo < 0 ||
+		    hi > (int64_t)bytes || (int64_t)e->offset + hi + SPK_STICK_BYTES > (int64_t)bytes)
 			FAIL("core %u stream %u: %s pattern (offset %llu, strides) leaves buffer %u of %u bytes",
 			     core, i, end, (unsigned long long)e->offset, e->ref, bytes);
 	}

@@ -203,6 +203,46 @@ TEST(cores_are_0_to_31)
 	expect_refused(&m, "core 32: the card has cores 0-31");
 }
 
+/* Hostile loops are refused without arithmetic overflow (UBSan build). */
+TEST(huge_strides_and_offsets)
+{
+	spyre_kernel_builder *b;
+	spyre_endpoint op = spyre_endpoint_op();
+	spyre_endpoint src = spyre_endpoint_dram(0, 0, 1);
+	spyre_op_desc relu = spyre_op_desc_init(SPK_OPC_RELU, SPK_DT_FP32, SPK_DT_FP32, 3, 1, 32);
+	uint16_t buf;
+	void *img;
+	size_t len;
+
+	ASSERT_EQ(spyre_kernel_builder_create(1, &b), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_kernel_builder_add_buffer(b, 0, 1024, &buf), SPYRE_SUCCESS);
+	src.count[1] = 3;
+	src.stride[1] = INT64_MAX - 127;
+	ASSERT_EQ(spyre_kernel_builder_add_stream(b, 0, &src, &op, 3, 1, &relu.in[0]),
+		  SPYRE_SUCCESS);
+	src = spyre_endpoint_scratch(buf, UINT64_MAX - 127, 3);
+	ASSERT_EQ(spyre_kernel_builder_add_stream(b, 0, &op, &src, 3, 1, &relu.out),
+		  SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_kernel_builder_add_op(b, 0, &relu, NULL), SPYRE_SUCCESS);
+	EXPECT_EQ(spyre_kernel_builder_build(b, &img, &len), SPYRE_ERROR_INVALID_ARGUMENT);
+	EXPECT_TRUE(strstr(spyre_last_error_detail(), "src.stride[1] x count[1] overflows") != NULL);
+	EXPECT_EQ(spyre_kernel_builder_destroy(b), SPYRE_SUCCESS);
+
+	ASSERT_EQ(spyre_kernel_builder_create(1, &b), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_kernel_builder_add_buffer(b, 0, 1024, &buf), SPYRE_SUCCESS);
+	relu.in[0] = relu.out = SPK_NONE;
+	src = spyre_endpoint_dram(0, 0, 3);
+	ASSERT_EQ(spyre_kernel_builder_add_stream(b, 0, &src, &op, 3, 1, &relu.in[0]),
+		  SPYRE_SUCCESS);
+	src = spyre_endpoint_scratch(buf, UINT64_MAX - 127, 3);
+	ASSERT_EQ(spyre_kernel_builder_add_stream(b, 0, &op, &src, 3, 1, &relu.out),
+		  SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_kernel_builder_add_op(b, 0, &relu, NULL), SPYRE_SUCCESS);
+	EXPECT_EQ(spyre_kernel_builder_build(b, &img, &len), SPYRE_ERROR_INVALID_ARGUMENT);
+	EXPECT_TRUE(strstr(spyre_last_error_detail(), "leaves buffer 0 of 1024 bytes") != NULL);
+	EXPECT_EQ(spyre_kernel_builder_destroy(b), SPYRE_SUCCESS);
+}
+
 TEST(bad_handles_and_pointers)
 {
 	spyre_kernel_builder *b;
