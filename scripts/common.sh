@@ -3,7 +3,7 @@
 SPYRE_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SPYRE_CACHE=${SPYRE_CACHE:-$HOME/.cache/spyre}
 SPYRE_BUILD=${SPYRE_BUILD:-$SPYRE_TOP/build}
-SETUP_VERSION=1
+SETUP_VERSION=2
 # The inputs are keyed by what they are: bump the key when an input changes.
 KERNEL_SERIES=6.12
 KERNEL_ROOT=$SPYRE_CACHE/kernel-$KERNEL_SERIES
