@@ -17,7 +17,15 @@
 # Needs root.  The debootstrap result is cached as a tarball in
 # $SPYRE_CACHE/fresh/ (keyed by release); nothing else is reused.
 set -euo pipefail
-. "$(dirname "$0")/common.sh"
+# This runs for most of an hour: run a private copy, so that editing the
+# checkout meanwhile cannot change the script under bash's feet.
+if [ -z "${SPYRE_FRESH_COPY:-}" ]; then
+	copy=$(mktemp /tmp/fresh-machine.XXXXXX.sh)
+	cp "$0" "$copy"
+	SPYRE_FRESH_COPY=$copy SPYRE_TOP=$(cd "$(dirname "$0")/.." && pwd) exec bash "$copy" "$@"
+fi
+trap 'rm -f "$SPYRE_FRESH_COPY"' EXIT
+. "$SPYRE_TOP/scripts/common.sh"
 
 release=${1:-}
 keep=0
@@ -88,7 +96,7 @@ cleanup() {
 		echo "fresh-machine: root kept at $root"
 	fi
 }
-trap cleanup EXIT
+trap 'cleanup; rm -f "$SPYRE_FRESH_COPY"' EXIT
 tar -C "$root" -xf "$tarball"
 
 # The apt sources of an installed system: the release, its updates and its
