@@ -84,6 +84,7 @@ fi
 flock -u 8
 
 root=$(mktemp -d /var/tmp/spyre-fresh-$release.XXXXXX)
+chmod 755 "$root"	# a root directory's mode, not mktemp's 0700
 mounted=()
 cleanup() {
 	local m
