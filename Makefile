@@ -2,7 +2,9 @@
 # make          build everything (QEMU, kernel module, libspyre, tools, tests, guest)
 # make run      build, boot the guest, load the driver, run spyre-smi and a sample
 # make check    every test suite; the last line is "N passed, N failed"
-# make shell    an interactive guest shell with the card
+# make shell    an interactive guest shell with the card, this directory shared
+# make install  libspyre, its headers, spyre.pc and spyre-smi (PREFIX, DESTDIR)
+# scripts/spyre-vm -- ./prog   runs a program of one's own in the guest
 # SPYRE_CACHE (default ~/.cache/spyre) holds downloads, QEMU and kernels.
 
 B := build
@@ -32,6 +34,7 @@ $(B)/config.mk: scripts/setup.sh
 	@cflags=$$(pkg-config --cflags libdrm libudev) && libs=$$(pkg-config --libs libdrm libudev) && \
 		printf 'PKG_CFLAGS := %s\nPKG_LIBS := %s\n' "$$cflags" "$$libs" > $@.tmp
 	@mv $@.tmp $@
+
 WARN := -Wall -Wextra -Werror
 CFLAGS_COMMON := -std=c11 -D_DEFAULT_SOURCE -O2 -g $(WARN) -Iinclude -Ilibspyre/include $(PKG_CFLAGS)
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
