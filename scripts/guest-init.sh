@@ -45,7 +45,8 @@ if [ -n "$SPYRE_SHARE" ]; then
 	modprobe 9p 2>/dev/null
 	if ! mount -t 9p -o trans=virtio,version=9p2000.L,msize=524288,cache=none \
 		spyre_share "$share"; then
-		echo "guest: cannot mount the shared directory $share" > /dev/console
+		share_failed="guest: cannot mount the shared directory $share"
+		echo "$share_failed" > /dev/console
 	fi
 fi
 
@@ -60,7 +61,11 @@ shell)
 	out=/dev/ttyS1
 	stty -F $out raw -echo 2>/dev/null
 	cmd=$(echo "$SPYRE_CMD" | base64 -d)
-	if [ -n "$SPYRE_USER_UID" ]; then
+	if [ -n "$share_failed" ]; then
+		# The command would run without the files it names.
+		echo "$share_failed" > $out
+		rc=125
+	elif [ -n "$SPYRE_USER_UID" ]; then
 		{
 			if ! modprobe spyre; then
 				echo "guest: modprobe spyre failed"
