@@ -39,11 +39,14 @@ export QTEST_QEMU_BINARY=$tmp/bin/qemu-system-x86_64
 # Each qtest binary makes its sockets in TMPDIR: keep them in ours.
 export TMPDIR=$tmp
 
+# Test paths from a binary's -l: plain lines with GLib 2.74 (Debian 12),
+# TAP comments ("# /path") with GLib 2.84 (Debian 13).
+list_paths() { "$@" -l 2>/dev/null | sed -n 's|^\(# \)\{0,1\}\(/[^ ]*\)$|\2|p'; }
 tests=()	# "binary mode path"
 while read -r p; do tests+=("$qos quick $p"); done < <(
-	"$qos" -l 2>/dev/null | grep '^/.*/spyre/' | grep -e "$pattern")
+	list_paths "$qos" | grep '/spyre/' | grep -e "$pattern")
 while read -r p; do tests+=("$introspect slow $p"); done < <(
-	"$introspect" -m slow -l 2>/dev/null | grep '^/' | grep -e "$pattern")
+	list_paths "$introspect" -m slow | grep -e "$pattern")
 
 if [ ${#tests[@]} = 0 ]; then
 	echo "Bail out! no qtest matches '$pattern'"
