@@ -64,6 +64,8 @@ HOST_TESTS += $(ENGINE_TESTS)
 OPS_GEN_SRCS := $(filter-out libspyre/ops/launch.c,$(wildcard libspyre/ops/*.c)) libspyre/error.c \
 	libspyre/log.c
 HOST_TESTS += $(B)/tests/host/test_ops $(B)/tests/host/test_ops_san
+# The kernel-authoring API against the card's own loader and engine (rules below).
+HOST_TESTS += $(B)/tests/host/test_kernel_builder $(B)/tests/host/test_kernel_builder_san
 .SECONDARY: $(ENGINE_OBJS) $(ENGINE_SAN_OBJS)
 VM_TESTS := $(B)/tests/vm/test_query $(B)/tests/vm/test_submit $(B)/tests/vm/test_recovery \
 	$(B)/tests/vm/test_runtime $(B)/tests/vm/runtime_bench \
@@ -219,7 +221,6 @@ $(B)/tests/host/test_ops_san: tests/host/test_ops.c $(ENGINE_TEST_HDRS) \
 		-o $@ -lm -pthread
 
 # The kernel-authoring API against the card's own loader and engine.
-HOST_TESTS += $(B)/tests/host/test_kernel_builder $(B)/tests/host/test_kernel_builder_san
 KB_TEST_FLAGS := -Itests/lib -Iqemu-device/engine -I$(B)/include
 $(B)/tests/host/test_kernel_builder: tests/host/test_kernel_builder.c $(TEST_HDRS) $(STAGED_HDRS) \
 		$(ENGINE_OBJS) $(LIB)
