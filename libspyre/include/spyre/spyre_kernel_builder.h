@@ -114,7 +114,8 @@ static inline spyre_op_desc spyre_op_desc_init(uint8_t opcode, uint8_t dtype_in,
 /* A builder for a kernel with @num_args u64 arguments (device addresses or
  * values set with spyre_kernel_set_arg*() before a launch), 0 to SPK_MAX_ARGS. */
 spyre_status spyre_kernel_builder_create(uint32_t num_args, spyre_kernel_builder **builder);
-/* NULL is accepted. */
+/* NULL is accepted.  Unlike runtime objects, a builder is not in the handle
+ * registry (it belongs to no device): it must not be used once destroyed. */
 spyre_status spyre_kernel_builder_destroy(spyre_kernel_builder *builder);
 
 /* A scratchpad buffer of @bytes (a multiple of 128) on @core, after the
