@@ -173,6 +173,10 @@
 #define SPYRE_PAGE_SIZE			0x1000ull
 #define SPYRE_HUGE_PAGE_SIZE		0x200000ull
 #define SPYRE_VA_BITS			48
+/* Bit shift of the VA bits that index a table at @level (0 = root .. 3). */
+#define SPYRE_PT_SHIFT(level)		(SPYRE_PAGE_SHIFT + 9 * (SPYRE_PT_LEVELS - 1 - (level)))
+/* Entry of the level-@level table that a walk for @va reads. */
+#define SPYRE_PT_INDEX(va, level)	(((va) >> SPYRE_PT_SHIFT(level)) & (SPYRE_PT_ENTRIES - 1))
 
 /* Telemetry (read-only). */
 #define SPYRE_REG_TEMP_MC		0x3000	/* milli-degrees Celsius */
