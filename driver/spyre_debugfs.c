@@ -43,7 +43,7 @@ static void spyre_mm_use(struct drm_mm *mm, u64 *used, u32 *nodes)
  */
 static int spyre_contexts_show(struct seq_file *m, void *unused)
 {
-	struct spyre_device *sdev = m->private;
+	struct spyre_drm_device *sdev = m->private;
 	struct drm_device *drm = &sdev->drm;
 	struct drm_file *file;
 
@@ -100,7 +100,7 @@ static const char *spyre_bo_placement(struct spyre_bo *bo)
  */
 static int spyre_buffers_show(struct seq_file *m, void *unused)
 {
-	struct spyre_device *sdev = m->private;
+	struct spyre_drm_device *sdev = m->private;
 	struct spyre_bo *bo;
 
 	seq_puts(m, "size placement device_offset exported creator_pid creator mappings\n");
@@ -146,7 +146,7 @@ static void spyre_mm_holes(struct drm_mm *mm, u64 end, u64 *free, u64 *largest)
 /* Device memory in use, free and its largest free range; all of it and the CPU window. */
 static int spyre_memory_show(struct seq_file *m, void *unused)
 {
-	struct spyre_device *sdev = m->private;
+	struct spyre_drm_device *sdev = m->private;
 	u64 used, free, largest, host_bytes = 0;
 	u32 nodes, host_bos = 0;
 	struct spyre_bo *bo;
@@ -186,7 +186,7 @@ static const char * const spyre_fault_reasons[] = {
 /* The last SPYRE_FAULT_LOG_SIZE MMU faults, oldest first. */
 static int spyre_faults_show(struct seq_file *m, void *unused)
 {
-	struct spyre_device *sdev = m->private;
+	struct spyre_drm_device *sdev = m->private;
 	struct spyre_fault_record *log;
 	u64 count, first, i;
 
@@ -221,7 +221,7 @@ DEFINE_SHOW_ATTRIBUTE(spyre_faults);
 
 static int spyre_queues_show(struct seq_file *m, void *unused)
 {
-	struct spyre_device *sdev = m->private;
+	struct spyre_drm_device *sdev = m->private;
 	int i, idx;
 
 	if (!drm_dev_enter(&sdev->drm, &idx))
@@ -246,7 +246,7 @@ DEFINE_SHOW_ATTRIBUTE(spyre_queues);
 static ssize_t spyre_inject_hang_write(struct file *file, const char __user *ubuf,
 				       size_t len, loff_t *pos)
 {
-	struct spyre_device *sdev = file->private_data;
+	struct spyre_drm_device *sdev = file->private_data;
 	unsigned int queue, count;
 	char buf[32];
 	int idx;
@@ -276,7 +276,7 @@ static const struct file_operations spyre_inject_hang_fops = {
 static ssize_t spyre_reset_write(struct file *file, const char __user *ubuf, size_t len,
 				 loff_t *pos)
 {
-	struct spyre_device *sdev = file->private_data;
+	struct spyre_drm_device *sdev = file->private_data;
 	bool yes;
 	int ret;
 
@@ -294,7 +294,7 @@ static const struct file_operations spyre_reset_fops = {
 	.write = spyre_reset_write,
 };
 
-void spyre_debugfs_init(struct spyre_device *sdev)
+void spyre_debugfs_init(struct spyre_drm_device *sdev)
 {
 	struct dentry *root = sdev->drm.debugfs_root;
 

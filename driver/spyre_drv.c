@@ -33,7 +33,7 @@ static const struct drm_ioctl_desc spyre_drm_ioctls[] = {
 /* Each open file gets its own address space. */
 static int spyre_open(struct drm_device *dev, struct drm_file *file)
 {
-	struct spyre_device *sdev = to_spyre_device(dev);
+	struct spyre_drm_device *sdev = to_spyre_drm_device(dev);
 	struct spyre_file *sfile;
 	int id, ret;
 
@@ -76,7 +76,7 @@ err_free:
 
 static void spyre_postclose(struct drm_device *dev, struct drm_file *file)
 {
-	struct spyre_device *sdev = to_spyre_device(dev);
+	struct spyre_drm_device *sdev = to_spyre_drm_device(dev);
 	struct spyre_file *sfile = file->driver_priv;
 
 	/* Handles are gone; the card may still run this file's jobs. */
@@ -131,7 +131,7 @@ static const struct drm_driver spyre_drm_driver = {
 
 static void spyre_kernel_ctx_release(struct drm_device *dev, void *arg)
 {
-	struct spyre_device *sdev = arg;
+	struct spyre_drm_device *sdev = arg;
 
 	spyre_mmu_unmap(&sdev->kernel_ctx, &sdev->kernel_cmds_node);
 	spyre_mmu_unmap(&sdev->kernel_ctx, &sdev->fence_node);
@@ -146,7 +146,7 @@ static void spyre_kernel_ctx_release(struct drm_device *dev, void *arg)
  * Context 0 maps the page where the rings' FENCE commands write and the
  * kernel's own command buffer; device buffers visit it to be cleared.
  */
-static int spyre_kernel_ctx_init(struct spyre_device *sdev)
+static int spyre_kernel_ctx_init(struct spyre_drm_device *sdev)
 {
 	struct spyre_mmu_backing page = {
 		.system = true,
@@ -211,10 +211,10 @@ static void spyre_queues_release(struct drm_device *dev, void *arg)
 
 static int spyre_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
-	struct spyre_device *sdev;
+	struct spyre_drm_device *sdev;
 	int ret;
 
-	sdev = devm_drm_dev_alloc(&pdev->dev, &spyre_drm_driver, struct spyre_device, drm);
+	sdev = devm_drm_dev_alloc(&pdev->dev, &spyre_drm_driver, struct spyre_drm_device, drm);
 	if (IS_ERR(sdev))
 		return PTR_ERR(sdev);
 	sdev->pdev = pdev;
@@ -277,7 +277,7 @@ err_hw_fini:
 
 static void spyre_remove(struct pci_dev *pdev)
 {
-	struct spyre_device *sdev = pci_get_drvdata(pdev);
+	struct spyre_drm_device *sdev = pci_get_drvdata(pdev);
 	int i;
 
 	drm_dev_unplug(&sdev->drm);

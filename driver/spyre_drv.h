@@ -50,7 +50,7 @@ struct spyre_hw_info {
 	u64 aperture_bytes;		/* CPU-visible device memory, from 0 */
 };
 
-struct spyre_device {
+struct spyre_drm_device {
 	struct drm_device drm;
 	struct pci_dev *pdev;
 	void __iomem *regs;
@@ -104,7 +104,7 @@ struct spyre_device {
 
 /* Per open file: an address space and a scheduler entity per queue. */
 struct spyre_file {
-	struct spyre_device *sdev;
+	struct spyre_drm_device *sdev;
 	struct drm_file *file;
 	struct list_head link;
 	struct spyre_mmu_ctx ctx;
@@ -123,6 +123,6 @@ struct spyre_file {
 	u64 fault_count;		/* faults[fault_count % SIZE] is next */
 };
 
-#define to_spyre_device(dev) container_of(dev, struct spyre_device, drm)
+#define to_spyre_drm_device(dev) container_of(dev, struct spyre_drm_device, drm)
 
 #endif /* __SPYRE_DRV_H__ */

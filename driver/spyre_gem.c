@@ -51,7 +51,7 @@ u64 spyre_bo_device_addr(struct spyre_bo *bo, struct spyre_mmu_ctx *ctx)
 }
 
 /* Every buffer is on the device's list from creation to free, for debugfs. */
-static void spyre_bo_track(struct spyre_device *sdev, struct spyre_bo *bo)
+static void spyre_bo_track(struct spyre_drm_device *sdev, struct spyre_bo *bo)
 {
 	bo->creator_pid = task_tgid_vnr(current);
 	get_task_comm(bo->creator_comm, current);
@@ -60,7 +60,7 @@ static void spyre_bo_track(struct spyre_device *sdev, struct spyre_bo *bo)
 	mutex_unlock(&sdev->bos_lock);
 }
 
-static void spyre_bo_untrack(struct spyre_device *sdev, struct spyre_bo *bo)
+static void spyre_bo_untrack(struct spyre_drm_device *sdev, struct spyre_bo *bo)
 {
 	mutex_lock(&sdev->bos_lock);
 	list_del_init(&bo->dev_link);
@@ -148,7 +148,7 @@ static void spyre_bo_free(struct drm_gem_object *obj)
 {
 	struct spyre_bo *bo = to_spyre_bo(obj);
 
-	spyre_bo_untrack(to_spyre_device(obj->dev), bo);
+	spyre_bo_untrack(to_spyre_drm_device(obj->dev), bo);
 	WARN_ON(!list_empty(&bo->mappings));
 	mutex_destroy(&bo->lock);
 	drm_gem_shmem_free(&bo->base);
@@ -170,7 +170,7 @@ static const struct drm_gem_object_funcs spyre_bo_funcs = {
 
 static void spyre_bo_device_free(struct drm_gem_object *obj)
 {
-	struct spyre_device *sdev = to_spyre_device(obj->dev);
+	struct spyre_drm_device *sdev = to_spyre_drm_device(obj->dev);
 	struct spyre_bo *bo = to_spyre_bo(obj);
 
 	spyre_bo_untrack(sdev, bo);
@@ -186,7 +186,7 @@ static void spyre_bo_device_free(struct drm_gem_object *obj)
 /* Only MAPPABLE buffers lie in the BAR window; write-combined. */
 static int spyre_bo_device_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma)
 {
-	struct spyre_device *sdev = to_spyre_device(obj->dev);
+	struct spyre_drm_device *sdev = to_spyre_drm_device(obj->dev);
 	struct spyre_bo *bo = to_spyre_bo(obj);
 
 	if (!(bo->flags & DRM_SPYRE_BO_MAPPABLE))
@@ -219,7 +219,7 @@ static const struct drm_gem_object_funcs spyre_bo_device_funcs = {
 };
 
 /* Zero a new device buffer on the card, through the kernel's context. */
-static int spyre_bo_device_clear(struct spyre_device *sdev, struct spyre_bo *bo)
+static int spyre_bo_device_clear(struct spyre_drm_device *sdev, struct spyre_bo *bo)
 {
 	struct spyre_mmu_backing backing = {
 		.addr = bo->vram.start,
@@ -242,7 +242,7 @@ static int spyre_bo_device_clear(struct spyre_device *sdev, struct spyre_bo *bo)
 	return ret;
 }
 
-static struct spyre_bo *spyre_bo_device_create(struct spyre_device *sdev, u64 size, u32 flags)
+static struct spyre_bo *spyre_bo_device_create(struct spyre_drm_device *sdev, u64 size, u32 flags)
 {
 	u64 end = flags & DRM_SPYRE_BO_MAPPABLE ? sdev->info.aperture_bytes :
 						sdev->info.mem_bytes;
@@ -288,7 +288,7 @@ struct drm_gem_object *spyre_gem_prime_import_sg_table(struct drm_device *dev,
 	struct drm_gem_object *obj = drm_gem_shmem_prime_import_sg_table(dev, attach, sgt);
 
 	if (!IS_ERR(obj))
-		spyre_bo_track(to_spyre_device(dev), to_spyre_bo(obj));
+		spyre_bo_track(to_spyre_drm_device(dev), to_spyre_bo(obj));
 	return obj;
 }
 
@@ -329,7 +329,7 @@ EXPORT_SYMBOL_IF_KUNIT(spyre_bo_check_create_args);
 
 int spyre_bo_create_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 {
-	struct spyre_device *sdev = to_spyre_device(dev);
+	struct spyre_drm_device *sdev = to_spyre_drm_device(dev);
 	struct spyre_file *sfile = file->driver_priv;
 	struct drm_spyre_bo_create *args = data;
 	struct drm_gem_shmem_object *shmem;

@@ -26,7 +26,7 @@ struct spyre_bo {
 	/* Protects mappings */
 	struct mutex lock;
 	struct list_head mappings;	/* struct spyre_bo_mapping, one per file */
-	struct list_head dev_link;	/* in spyre_device.bos */
+	struct list_head dev_link;	/* in spyre_drm_device.bos */
 	pid_t creator_pid;		/* who created or imported it, for debugfs */
 	char creator_comm[TASK_COMM_LEN];
 };

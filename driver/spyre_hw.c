@@ -24,7 +24,7 @@ bool spyre_hw_version_supported(u32 version)
 EXPORT_SYMBOL_IF_KUNIT(spyre_hw_version_supported);
 
 /* Identify the card and read its capabilities; refuse what we do not know. */
-int spyre_hw_init(struct spyre_device *sdev)
+int spyre_hw_init(struct spyre_drm_device *sdev)
 {
 	struct spyre_hw_info *info = &sdev->info;
 	u32 id = spyre_rd32(sdev, SPYRE_REG_ID);
@@ -57,7 +57,7 @@ int spyre_hw_init(struct spyre_device *sdev)
 }
 
 /* Abort all card work and return every register to its reset value. */
-int spyre_hw_reset(struct spyre_device *sdev)
+int spyre_hw_reset(struct spyre_drm_device *sdev)
 {
 	u32 status;
 	int ret;
@@ -74,7 +74,7 @@ int spyre_hw_reset(struct spyre_device *sdev)
 
 static irqreturn_t spyre_irq_misc(int irq, void *arg)
 {
-	struct spyre_device *sdev = arg;
+	struct spyre_drm_device *sdev = arg;
 	u32 status = spyre_rd32(sdev, SPYRE_REG_INT_STATUS) & SPYRE_INT_MISC_ALL;
 
 	if (!status)
@@ -105,7 +105,7 @@ static irqreturn_t spyre_irq_queue(int irq, void *arg)
 }
 
 /* Keep @fault in the fault log, dropping the oldest when it is full. */
-void spyre_fault_log_add(struct spyre_device *sdev, const struct spyre_fault_record *fault)
+void spyre_fault_log_add(struct spyre_drm_device *sdev, const struct spyre_fault_record *fault)
 {
 	spin_lock(&sdev->fault_lock);
 	sdev->faults[sdev->fault_count % SPYRE_FAULT_LOG_SIZE] = *fault;
@@ -117,7 +117,7 @@ void spyre_fault_log_add(struct spyre_device *sdev, const struct spyre_fault_rec
  * A copy of the newest fault on @queue if it has no job yet (the card
  * reported it in an earlier pass); false if there is none.
  */
-bool spyre_fault_log_peek_unowned(struct spyre_device *sdev, u32 queue,
+bool spyre_fault_log_peek_unowned(struct spyre_drm_device *sdev, u32 queue,
 				  struct spyre_fault_record *out)
 {
 	bool found = false;
@@ -157,7 +157,7 @@ void spyre_file_fault_add(struct spyre_file *sfile, const struct spyre_fault_rec
  * queue: give the newest fault on @queue with no job yet its job and
  * submitter from @owner.
  */
-void spyre_fault_log_set_owner(struct spyre_device *sdev, u32 queue,
+void spyre_fault_log_set_owner(struct spyre_drm_device *sdev, u32 queue,
 			       const struct spyre_fault_record *owner)
 {
 	u64 i;
@@ -182,7 +182,7 @@ void spyre_fault_log_set_owner(struct spyre_device *sdev, u32 queue,
 /* Failed commands and MMU faults, out of interrupt context. */
 static void spyre_error_work(struct work_struct *work)
 {
-	struct spyre_device *sdev = container_of(work, struct spyre_device, error_work);
+	struct spyre_drm_device *sdev = container_of(work, struct spyre_drm_device, error_work);
 	struct spyre_fault_record fault = { };
 	bool faulted;
 	u32 status;
@@ -213,7 +213,7 @@ static void spyre_error_work(struct work_struct *work)
 	drm_dev_exit(idx);
 }
 
-int spyre_hw_irq_init(struct spyre_device *sdev)
+int spyre_hw_irq_init(struct spyre_drm_device *sdev)
 {
 	struct pci_dev *pdev = sdev->pdev;
 	int i, ret;
@@ -247,7 +247,7 @@ int spyre_hw_irq_init(struct spyre_device *sdev)
 }
 
 /* After a reset: contexts, rings and interrupts as they were. */
-int spyre_hw_restore(struct spyre_device *sdev)
+int spyre_hw_restore(struct spyre_drm_device *sdev)
 {
 	spyre_mmu_slots_restore(sdev);
 	spyre_wr32(sdev, SPYRE_REG_INT_MASK, 0);
@@ -255,7 +255,7 @@ int spyre_hw_restore(struct spyre_device *sdev)
 }
 
 /* Ask the card to raise its misc vector and wait for the handler to see it. */
-int spyre_hw_irq_selftest(struct spyre_device *sdev)
+int spyre_hw_irq_selftest(struct spyre_drm_device *sdev)
 {
 	unsigned long left;
 
@@ -273,7 +273,7 @@ int spyre_hw_irq_selftest(struct spyre_device *sdev)
 }
 
 /* Leave the card quiet before the driver lets go of it. */
-void spyre_hw_fini(struct spyre_device *sdev)
+void spyre_hw_fini(struct spyre_drm_device *sdev)
 {
 	spyre_hw_reset(sdev);
 }

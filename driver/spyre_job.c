@@ -192,7 +192,7 @@ static struct dma_fence *spyre_job_run(struct drm_sched_job *sched_job)
 {
 	struct spyre_job *job = to_spyre_job(sched_job);
 	struct spyre_queue *q = job->queue;
-	struct spyre_device *sdev = q->sdev;
+	struct spyre_drm_device *sdev = q->sdev;
 	struct spyre_hw_fence *f;
 	unsigned long flags;
 	int idx;
@@ -346,7 +346,7 @@ static void spyre_fault_set_comm(struct spyre_fault_record *owner, struct pid *p
  */
 static bool spyre_queue_handle_error(struct spyre_queue *q, struct spyre_fault_record *fault)
 {
-	struct spyre_device *sdev = q->sdev;
+	struct spyre_drm_device *sdev = q->sdev;
 	u32 base = SPYRE_REG_QUEUE(q->index);
 	u32 index = spyre_rd32(sdev, base + SPYRE_QREG_ERROR_INDEX);
 	u32 status = spyre_rd32(sdev, base + SPYRE_QREG_LAST_STATUS);
@@ -407,7 +407,7 @@ static bool spyre_queue_handle_error(struct spyre_queue *q, struct spyre_fault_r
 }
 
 /* Handle every stopped queue; returns whether @fault was logged on the way. */
-bool spyre_queues_handle_errors(struct spyre_device *sdev, struct spyre_fault_record *fault)
+bool spyre_queues_handle_errors(struct spyre_drm_device *sdev, struct spyre_fault_record *fault)
 {
 	bool logged = false;
 	int i;
@@ -429,7 +429,7 @@ static char *spyre_reset_event[] = { "SPYRE_RESET=1", NULL };
  * fails with -ETIMEDOUT and bans its file; every other job in flight runs
  * again from the start.
  */
-void spyre_device_recover(struct spyre_device *sdev, struct drm_sched_job *bad)
+void spyre_device_recover(struct spyre_drm_device *sdev, struct drm_sched_job *bad)
 {
 	struct spyre_job *job = bad ? to_spyre_job(bad) : NULL;
 	int i, idx;
@@ -518,7 +518,7 @@ u32 spyre_queue_ctrl(struct spyre_queue *q)
 }
 
 /* Program the rings into the card (at probe and after a reset). */
-int spyre_queues_hw_init(struct spyre_device *sdev)
+int spyre_queues_hw_init(struct spyre_drm_device *sdev)
 {
 	int i;
 
@@ -540,7 +540,7 @@ int spyre_queues_hw_init(struct spyre_device *sdev)
 	return 0;
 }
 
-int spyre_queues_init(struct spyre_device *sdev)
+int spyre_queues_init(struct spyre_drm_device *sdev)
 {
 	int i, ret;
 
@@ -586,7 +586,7 @@ err_fini:
 	return ret;
 }
 
-void spyre_queues_fini(struct spyre_device *sdev)
+void spyre_queues_fini(struct spyre_drm_device *sdev)
 {
 	struct drm_sched_job *job, *tmp;
 	int i;
@@ -746,7 +746,7 @@ err_unlock:
  * Fill @bytes at @va in the kernel's context with @pattern on the card, and
  * wait for it: how device memory is cleared before a client gets it.
  */
-int spyre_kernel_fill(struct spyre_device *sdev, u64 va, u64 bytes, u64 pattern)
+int spyre_kernel_fill(struct spyre_drm_device *sdev, u64 va, u64 bytes, u64 pattern)
 {
 	struct dma_fence *fence;
 	struct spyre_job *job;
@@ -785,7 +785,7 @@ int spyre_kernel_fill(struct spyre_device *sdev, u64 va, u64 bytes, u64 pattern)
 
 int spyre_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 {
-	struct spyre_device *sdev = to_spyre_device(dev);
+	struct spyre_drm_device *sdev = to_spyre_drm_device(dev);
 	struct spyre_file *sfile = file->driver_priv;
 	struct drm_spyre_submit *args = data;
 	struct dma_fence_chain *chain = NULL;

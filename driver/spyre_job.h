@@ -13,7 +13,7 @@
 struct dma_resv;
 struct drm_device;
 struct drm_file;
-struct spyre_device;
+struct spyre_drm_device;
 struct spyre_fault_record;
 struct spyre_file;
 struct spyre_mmu_ctx;
@@ -28,7 +28,7 @@ static_assert((SPYRE_RING_ENTRIES & (SPYRE_RING_ENTRIES - 1)) == 0);
 
 /* One hardware queue: a drm_sched scheduler feeding a ring in host memory. */
 struct spyre_queue {
-	struct spyre_device *sdev;
+	struct spyre_drm_device *sdev;
 	u32 index;
 	char name[16];
 	struct drm_gpu_scheduler sched;
@@ -70,18 +70,18 @@ struct spyre_job {
 	struct dma_fence *hw_fence;
 };
 
-int spyre_queues_init(struct spyre_device *sdev);
-void spyre_queues_fini(struct spyre_device *sdev);
-int spyre_queues_hw_init(struct spyre_device *sdev);
+int spyre_queues_init(struct spyre_drm_device *sdev);
+void spyre_queues_fini(struct spyre_drm_device *sdev);
+int spyre_queues_hw_init(struct spyre_drm_device *sdev);
 u32 spyre_queue_ctrl(struct spyre_queue *q);
 void spyre_queue_signal(struct spyre_queue *q);
 void spyre_queue_cancel_inflight(struct spyre_queue *q, struct dma_fence *guilty);
-bool spyre_queues_handle_errors(struct spyre_device *sdev, struct spyre_fault_record *fault);
-void spyre_device_recover(struct spyre_device *sdev, struct drm_sched_job *bad);
+bool spyre_queues_handle_errors(struct spyre_drm_device *sdev, struct spyre_fault_record *fault);
+void spyre_device_recover(struct spyre_drm_device *sdev, struct drm_sched_job *bad);
 int spyre_file_entities_init(struct spyre_file *sfile);
 void spyre_file_entities_fini(struct spyre_file *sfile);
 int spyre_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
-int spyre_kernel_fill(struct spyre_device *sdev, u64 va, u64 bytes, u64 pattern);
+int spyre_kernel_fill(struct spyre_drm_device *sdev, u64 va, u64 bytes, u64 pattern);
 u32 spyre_job_status_of_resv(struct dma_resv *resv);
 u32 spyre_job_status_from_error(int error);
 /* Pure ring and seqno arithmetic, exported for KUnit. */

@@ -43,13 +43,13 @@ u64 spyre_pte_encode(u64 addr, bool system, bool writable)
 }
 EXPORT_SYMBOL_IF_KUNIT(spyre_pte_encode);
 
-static int spyre_pt_alloc(struct spyre_device *sdev, struct spyre_pt *pt)
+static int spyre_pt_alloc(struct spyre_drm_device *sdev, struct spyre_pt *pt)
 {
 	pt->cpu = dma_alloc_coherent(&sdev->pdev->dev, SPYRE_PAGE_SIZE, &pt->dma, GFP_KERNEL);
 	return pt->cpu ? 0 : -ENOMEM;
 }
 
-static void spyre_pt_free(struct spyre_device *sdev, struct spyre_pt *pt)
+static void spyre_pt_free(struct spyre_drm_device *sdev, struct spyre_pt *pt)
 {
 	dma_free_coherent(&sdev->pdev->dev, SPYRE_PAGE_SIZE, pt->cpu, pt->dma);
 }
@@ -88,7 +88,7 @@ static u64 *spyre_mmu_leaf_table(struct spyre_mmu_ctx *ctx, u64 va)
 }
 
 /* Point hardware context @slot at @ctx's tables (or at none), then flush it. */
-static void spyre_slot_program(struct spyre_device *sdev, u32 slot, struct spyre_mmu_ctx *ctx)
+static void spyre_slot_program(struct spyre_drm_device *sdev, u32 slot, struct spyre_mmu_ctx *ctx)
 {
 	u32 base = SPYRE_REG_CTX(slot);
 	int idx;
@@ -115,7 +115,7 @@ static const struct dma_fence_ops spyre_slot_fence_ops = {
 	.get_timeline_name = spyre_slot_fence_name,
 };
 
-void spyre_mmu_slots_init(struct spyre_device *sdev)
+void spyre_mmu_slots_init(struct spyre_drm_device *sdev)
 {
 	spin_lock_init(&sdev->slot_lock);
 	init_waitqueue_head(&sdev->slot_idle);
@@ -129,7 +129,7 @@ void spyre_mmu_slots_init(struct spyre_device *sdev)
  */
 static int spyre_slot_get_locked(struct spyre_mmu_ctx *ctx)
 {
-	struct spyre_device *sdev = ctx->sdev;
+	struct spyre_drm_device *sdev = ctx->sdev;
 	struct spyre_mmu_ctx *victim;
 	u32 slot;
 
@@ -166,7 +166,7 @@ bound:
  */
 int spyre_mmu_slot_reserve(struct spyre_mmu_ctx *ctx, struct dma_fence **wait)
 {
-	struct spyre_device *sdev = ctx->sdev;
+	struct spyre_drm_device *sdev = ctx->sdev;
 	struct dma_fence *spare = NULL;
 	unsigned long flags;
 	int ret;
@@ -215,7 +215,7 @@ u32 spyre_mmu_slot(struct spyre_mmu_ctx *ctx)
 /* A job of @ctx is done with its hardware context (any context is fine). */
 void spyre_mmu_slot_put(struct spyre_mmu_ctx *ctx)
 {
-	struct spyre_device *sdev = ctx->sdev;
+	struct spyre_drm_device *sdev = ctx->sdev;
 	unsigned long flags;
 
 	spin_lock_irqsave(&sdev->slot_lock, flags);
@@ -253,7 +253,7 @@ void spyre_mmu_ctx_wait_idle(struct spyre_mmu_ctx *ctx)
 }
 
 /* After a card reset: the tables are intact, the card forgot them. */
-void spyre_mmu_slots_restore(struct spyre_device *sdev)
+void spyre_mmu_slots_restore(struct spyre_drm_device *sdev)
 {
 	unsigned long flags;
 	u32 slot;
@@ -266,7 +266,7 @@ void spyre_mmu_slots_restore(struct spyre_device *sdev)
 }
 
 /* The card is gone: nothing will free a context, wake whoever waits. */
-void spyre_mmu_slots_fini(struct spyre_device *sdev)
+void spyre_mmu_slots_fini(struct spyre_drm_device *sdev)
 {
 	unsigned long flags;
 
@@ -283,7 +283,7 @@ void spyre_mmu_slots_fini(struct spyre_device *sdev)
  * A new address space.  The kernel's (@id 0) owns hardware context 0 for
  * good; a client's gets one of the others only while it has jobs to run.
  */
-int spyre_mmu_ctx_init(struct spyre_device *sdev, struct spyre_mmu_ctx *ctx, u32 id)
+int spyre_mmu_ctx_init(struct spyre_drm_device *sdev, struct spyre_mmu_ctx *ctx, u32 id)
 {
 	unsigned long flags;
 	int ret;
@@ -314,7 +314,7 @@ int spyre_mmu_ctx_init(struct spyre_device *sdev, struct spyre_mmu_ctx *ctx, u32
 
 void spyre_mmu_ctx_fini(struct spyre_mmu_ctx *ctx)
 {
-	struct spyre_device *sdev = ctx->sdev;
+	struct spyre_drm_device *sdev = ctx->sdev;
 	struct spyre_pt *pt;
 	unsigned long key, flags;
 
@@ -340,7 +340,7 @@ void spyre_mmu_ctx_fini(struct spyre_mmu_ctx *ctx)
 /* Flush the card's cached translations of @ctx, if it has a context now. */
 void spyre_mmu_invalidate(struct spyre_mmu_ctx *ctx)
 {
-	struct spyre_device *sdev = ctx->sdev;
+	struct spyre_drm_device *sdev = ctx->sdev;
 	unsigned long flags;
 	int idx;
 

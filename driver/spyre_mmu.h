@@ -10,7 +10,7 @@
 #include <drm/drm_mm.h>
 
 struct dma_fence;
-struct spyre_device;
+struct spyre_drm_device;
 
 /* Client buffers live in [SPYRE_VA_START, SPYRE_VA_END). */
 #define SPYRE_VA_START		0x0000000100000000ull	/* 4 GiB: 0 stays unmapped */
@@ -30,7 +30,7 @@ struct spyre_pt {
  * has jobs on the card, and may lose it to another when it has none.
  */
 struct spyre_mmu_ctx {
-	struct spyre_device *sdev;
+	struct spyre_drm_device *sdev;
 	u32 id;				/* address space number, 0 = the kernel's */
 	/* slot, slot_users and lru are under sdev->slot_lock */
 	int slot;			/* hardware context, -1 when unbound */
@@ -55,15 +55,15 @@ struct spyre_mmu_backing {
 	bool writable;
 };
 
-int spyre_mmu_ctx_init(struct spyre_device *sdev, struct spyre_mmu_ctx *ctx, u32 id);
+int spyre_mmu_ctx_init(struct spyre_drm_device *sdev, struct spyre_mmu_ctx *ctx, u32 id);
 void spyre_mmu_ctx_fini(struct spyre_mmu_ctx *ctx);
 int spyre_mmu_map(struct spyre_mmu_ctx *ctx, struct drm_mm_node *node,
 		  const struct spyre_mmu_backing *backing, u64 fixed_va);
 void spyre_mmu_unmap(struct spyre_mmu_ctx *ctx, struct drm_mm_node *node);
 void spyre_mmu_invalidate(struct spyre_mmu_ctx *ctx);
-void spyre_mmu_slots_init(struct spyre_device *sdev);
-void spyre_mmu_slots_restore(struct spyre_device *sdev);
-void spyre_mmu_slots_fini(struct spyre_device *sdev);
+void spyre_mmu_slots_init(struct spyre_drm_device *sdev);
+void spyre_mmu_slots_restore(struct spyre_drm_device *sdev);
+void spyre_mmu_slots_fini(struct spyre_drm_device *sdev);
 int spyre_mmu_slot_reserve(struct spyre_mmu_ctx *ctx, struct dma_fence **wait);
 int spyre_mmu_slot_try(struct spyre_mmu_ctx *ctx);
 u32 spyre_mmu_slot(struct spyre_mmu_ctx *ctx);

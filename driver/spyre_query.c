@@ -37,7 +37,7 @@ int spyre_query_check_args(u32 param, u32 size, u32 flags, u32 reserved)
 }
 EXPORT_SYMBOL_IF_KUNIT(spyre_query_check_args);
 
-void spyre_query_fill_device_info(const struct spyre_device *sdev,
+void spyre_query_fill_device_info(const struct spyre_drm_device *sdev,
 				  struct drm_spyre_device_info *info)
 {
 	const struct pci_dev *pdev = sdev->pdev;
@@ -113,7 +113,7 @@ static void spyre_query_file_faults(struct spyre_file *sfile, struct drm_spyre_f
 
 int spyre_query_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 {
-	struct spyre_device *sdev = to_spyre_device(dev);
+	struct spyre_drm_device *sdev = to_spyre_drm_device(dev);
 	struct drm_spyre_query *args = data;
 	union {
 		struct drm_spyre_device_info info;

@@ -9,10 +9,10 @@ struct drm_file;
 struct drm_spyre_device_info;
 struct drm_spyre_faults;
 struct spyre_fault_record;
-struct spyre_device;
+struct spyre_drm_device;
 
 int spyre_query_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
-void spyre_query_fill_device_info(const struct spyre_device *sdev,
+void spyre_query_fill_device_info(const struct spyre_drm_device *sdev,
 				  struct drm_spyre_device_info *info);
 void spyre_query_fill_faults(const struct spyre_fault_record *log, u32 log_size, u64 count,
 			     struct drm_spyre_faults *out);

@@ -16,7 +16,7 @@
 #include "spyre_hw.h"
 #include "spyre_sysfs.h"
 
-static struct spyre_device *dev_to_sdev(struct device *dev)
+static struct spyre_drm_device *dev_to_sdev(struct device *dev)
 {
 	return pci_get_drvdata(to_pci_dev(dev));
 }
@@ -24,7 +24,7 @@ static struct spyre_device *dev_to_sdev(struct device *dev)
 /* A 64-bit counter from a LO/HI pair; -ENODEV once the card is gone. */
 static ssize_t spyre_show_counter(struct device *dev, char *buf, u32 lo)
 {
-	struct spyre_device *sdev = dev_to_sdev(dev);
+	struct spyre_drm_device *sdev = dev_to_sdev(dev);
 	u64 val;
 	int idx;
 
@@ -99,7 +99,7 @@ static umode_t spyre_hwmon_is_visible(const void *data, enum hwmon_sensor_types 
 static int spyre_hwmon_read(struct device *dev, enum hwmon_sensor_types type, u32 attr,
 			    int channel, long *val)
 {
-	struct spyre_device *sdev = dev_get_drvdata(dev);
+	struct spyre_drm_device *sdev = dev_get_drvdata(dev);
 	int idx;
 
 	if (!drm_dev_enter(&sdev->drm, &idx))
@@ -128,7 +128,7 @@ static const struct hwmon_chip_info spyre_hwmon_chip = {
 	.info = spyre_hwmon_info,
 };
 
-int spyre_sysfs_init(struct spyre_device *sdev)
+int spyre_sysfs_init(struct spyre_drm_device *sdev)
 {
 	struct device *dev = &sdev->pdev->dev;
 	struct device *hwmon;

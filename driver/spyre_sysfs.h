@@ -4,8 +4,8 @@
 #ifndef __SPYRE_SYSFS_H__
 #define __SPYRE_SYSFS_H__
 
-struct spyre_device;
+struct spyre_drm_device;
 
-int spyre_sysfs_init(struct spyre_device *sdev);
+int spyre_sysfs_init(struct spyre_drm_device *sdev);
 
 #endif /* __SPYRE_SYSFS_H__ */
