@@ -46,7 +46,7 @@ static int spyre_open(struct drm_device *dev, struct drm_file *file)
 	spin_lock_init(&sfile->fault_lock);
 
 	/* Any number of files: hardware contexts are bound at job run time. */
-	id = ida_alloc_min(&sdev->ctx_ida, SPYRE_KERNEL_CTX + 1, GFP_KERNEL);
+	id = ida_alloc_min(&sdev->ctx_ida, SPYRE_DRIVER_CTX + 1, GFP_KERNEL);
 	if (id < 0) {
 		ret = id;
 		goto err_free;
@@ -129,14 +129,14 @@ static const struct drm_driver spyre_drm_driver = {
 	.minor = 2,
 };
 
-static void spyre_kernel_ctx_release(struct drm_device *dev, void *arg)
+static void spyre_driver_ctx_release(struct drm_device *dev, void *arg)
 {
 	struct spyre_drm_device *sdev = arg;
 
-	spyre_mmu_unmap(&sdev->kernel_ctx, &sdev->kernel_cmds_node);
-	spyre_mmu_unmap(&sdev->kernel_ctx, &sdev->fence_node);
-	spyre_mmu_ctx_fini(&sdev->kernel_ctx);
-	dma_free_coherent(sdev->drm.dev, PAGE_SIZE, sdev->kernel_cmds, sdev->kernel_cmds_dma);
+	spyre_mmu_unmap(&sdev->driver_ctx, &sdev->driver_cmds_node);
+	spyre_mmu_unmap(&sdev->driver_ctx, &sdev->fence_node);
+	spyre_mmu_ctx_fini(&sdev->driver_ctx);
+	dma_free_coherent(sdev->drm.dev, PAGE_SIZE, sdev->driver_cmds, sdev->driver_cmds_dma);
 	dma_free_coherent(sdev->drm.dev, PAGE_SIZE, sdev->fence_page, sdev->fence_dma);
 	drm_mm_takedown(&sdev->vram);
 	ida_destroy(&sdev->ctx_ida);
@@ -144,9 +144,9 @@ static void spyre_kernel_ctx_release(struct drm_device *dev, void *arg)
 
 /*
  * Context 0 maps the page where the rings' FENCE commands write and the
- * kernel's own command buffer; device buffers visit it to be cleared.
+ * driver's own command buffer; device buffers visit it to be cleared.
  */
-static int spyre_kernel_ctx_init(struct spyre_drm_device *sdev)
+static int spyre_driver_ctx_init(struct spyre_drm_device *sdev)
 {
 	struct spyre_mmu_backing page = {
 		.system = true,
@@ -159,7 +159,7 @@ static int spyre_kernel_ctx_init(struct spyre_drm_device *sdev)
 	spyre_mmu_slots_init(sdev);
 	mutex_init(&sdev->files_lock);
 	mutex_init(&sdev->reset_lock);
-	mutex_init(&sdev->kernel_job_lock);
+	mutex_init(&sdev->driver_job_lock);
 	mutex_init(&sdev->vram_lock);
 	mutex_init(&sdev->bos_lock);
 	spin_lock_init(&sdev->fault_lock);
@@ -169,35 +169,35 @@ static int spyre_kernel_ctx_init(struct spyre_drm_device *sdev)
 	sdev->aperture_phys = pci_resource_start(sdev->pdev, SPYRE_BAR_MEM);
 	sdev->fence_page = dma_alloc_coherent(sdev->drm.dev, PAGE_SIZE, &sdev->fence_dma,
 					      GFP_KERNEL);
-	sdev->kernel_cmds = dma_alloc_coherent(sdev->drm.dev, PAGE_SIZE, &sdev->kernel_cmds_dma,
+	sdev->driver_cmds = dma_alloc_coherent(sdev->drm.dev, PAGE_SIZE, &sdev->driver_cmds_dma,
 					       GFP_KERNEL);
-	if (!sdev->fence_page || !sdev->kernel_cmds) {
+	if (!sdev->fence_page || !sdev->driver_cmds) {
 		ret = -ENOMEM;
 		goto err_free_pages;
 	}
-	ret = spyre_mmu_ctx_init(sdev, &sdev->kernel_ctx, SPYRE_KERNEL_CTX);
+	ret = spyre_mmu_ctx_init(sdev, &sdev->driver_ctx, SPYRE_DRIVER_CTX);
 	if (ret)
 		goto err_free_pages;
 	page.addr = sdev->fence_dma;
-	ret = spyre_mmu_map(&sdev->kernel_ctx, &sdev->fence_node, &page, SPYRE_KERNEL_FENCE_VA);
+	ret = spyre_mmu_map(&sdev->driver_ctx, &sdev->fence_node, &page, SPYRE_DRIVER_FENCE_VA);
 	if (ret)
 		goto err_ctx_fini;
-	page.addr = sdev->kernel_cmds_dma;
+	page.addr = sdev->driver_cmds_dma;
 	page.writable = false;
-	ret = spyre_mmu_map(&sdev->kernel_ctx, &sdev->kernel_cmds_node, &page,
-			    SPYRE_KERNEL_CMDS_VA);
+	ret = spyre_mmu_map(&sdev->driver_ctx, &sdev->driver_cmds_node, &page,
+			    SPYRE_DRIVER_CMDS_VA);
 	if (ret)
 		goto err_unmap_fence;
-	return drmm_add_action_or_reset(&sdev->drm, spyre_kernel_ctx_release, sdev);
+	return drmm_add_action_or_reset(&sdev->drm, spyre_driver_ctx_release, sdev);
 
 err_unmap_fence:
-	spyre_mmu_unmap(&sdev->kernel_ctx, &sdev->fence_node);
+	spyre_mmu_unmap(&sdev->driver_ctx, &sdev->fence_node);
 err_ctx_fini:
-	spyre_mmu_ctx_fini(&sdev->kernel_ctx);
+	spyre_mmu_ctx_fini(&sdev->driver_ctx);
 err_free_pages:
-	if (sdev->kernel_cmds)
-		dma_free_coherent(sdev->drm.dev, PAGE_SIZE, sdev->kernel_cmds,
-				  sdev->kernel_cmds_dma);
+	if (sdev->driver_cmds)
+		dma_free_coherent(sdev->drm.dev, PAGE_SIZE, sdev->driver_cmds,
+				  sdev->driver_cmds_dma);
 	if (sdev->fence_page)
 		dma_free_coherent(sdev->drm.dev, PAGE_SIZE, sdev->fence_page, sdev->fence_dma);
 	drm_mm_takedown(&sdev->vram);
@@ -235,7 +235,7 @@ static int spyre_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = spyre_hw_init(sdev);
 	if (ret)
 		return ret;
-	ret = spyre_kernel_ctx_init(sdev);
+	ret = spyre_driver_ctx_init(sdev);
 	if (ret)
 		return ret;
 	ret = spyre_queues_init(sdev);

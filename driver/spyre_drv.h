@@ -19,8 +19,8 @@
 #define DRIVER_NAME	"spyre"
 #define DRIVER_DESC	"IBM Spyre AI accelerator"
 
-/* Hardware context 0 is the kernel's: rings' FENCEs write its fence page. */
-#define SPYRE_KERNEL_CTX	0
+/* Hardware context 0 is the driver's: rings' FENCEs write its fence page. */
+#define SPYRE_DRIVER_CTX	0
 
 /* The fault log keeps the card's last MMU faults, for debugfs. */
 #define SPYRE_FAULT_LOG_SIZE	16
@@ -59,16 +59,16 @@ struct spyre_drm_device {
 	/* Signalled by the interrupt handler on SPYRE_INT_SELFTEST. */
 	struct completion irq_selftest_done;
 
-	struct spyre_mmu_ctx kernel_ctx;
+	struct spyre_mmu_ctx driver_ctx;
 	u64 *fence_page;		/* a seqno per queue, written by the card */
 	dma_addr_t fence_dma;
 	struct drm_mm_node fence_node;
-	u8 *kernel_cmds;		/* the kernel's own command buffer */
-	dma_addr_t kernel_cmds_dma;
-	struct drm_mm_node kernel_cmds_node;
-	struct drm_sched_entity kernel_entity;
-	/* Serialises kernel jobs (one command buffer) */
-	struct mutex kernel_job_lock;
+	u8 *driver_cmds;		/* the driver's own command buffer */
+	dma_addr_t driver_cmds_dma;
+	struct drm_mm_node driver_cmds_node;
+	struct drm_sched_entity driver_entity;
+	/* Serialises driver jobs (one command buffer) */
+	struct mutex driver_job_lock;
 	/* Protects vram */
 	struct mutex vram_lock;
 	struct drm_mm vram;		/* device memory given to buffers */

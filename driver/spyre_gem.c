@@ -20,7 +20,7 @@
 #include "spyre_job.h"
 #include "uapi/drm/spyre_accel.h"
 
-/* The card clears this much device memory per kernel job. */
+/* The card clears this much device memory per driver job. */
 #define SPYRE_CLEAR_CHUNK	SZ_64M
 
 /* Host buffers: bounded so a size can never overflow page arithmetic. */
@@ -218,7 +218,7 @@ static const struct drm_gem_object_funcs spyre_bo_device_funcs = {
 	.vm_ops = &spyre_bo_device_vm_ops,
 };
 
-/* Zero a new device buffer on the card, through the kernel's context. */
+/* Zero a new device buffer on the card, through the driver's context. */
 static int spyre_bo_device_clear(struct spyre_drm_device *sdev, struct spyre_bo *bo)
 {
 	struct spyre_mmu_backing backing = {
@@ -231,14 +231,14 @@ static int spyre_bo_device_clear(struct spyre_drm_device *sdev, struct spyre_bo 
 
 	u64 off;
 
-	ret = spyre_mmu_map(&sdev->kernel_ctx, &va, &backing, 0);
+	ret = spyre_mmu_map(&sdev->driver_ctx, &va, &backing, 0);
 	if (ret)
 		return ret;
-	/* In pieces, so no single kernel job looks hung on a big buffer. */
+	/* In pieces, so no single driver job looks hung on a big buffer. */
 	for (off = 0; off < backing.size && !ret; off += SPYRE_CLEAR_CHUNK)
-		ret = spyre_kernel_fill(sdev, va.start + off,
+		ret = spyre_driver_fill(sdev, va.start + off,
 					min_t(u64, SPYRE_CLEAR_CHUNK, backing.size - off), 0);
-	spyre_mmu_unmap(&sdev->kernel_ctx, &va);
+	spyre_mmu_unmap(&sdev->driver_ctx, &va);
 	return ret;
 }
 

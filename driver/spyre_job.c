@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Job submission: one drm_sched scheduler per hardware queue.  The kernel
+ * Job submission: one drm_sched scheduler per hardware queue.  The driver
  * owns each queue's ring; a job becomes a CALL of the client's command
  * buffer in the client's MMU context followed by a FENCE that writes the
- * job's seqno to the kernel's fence page and interrupts.
+ * job's seqno to the driver's fence page and interrupts.
  *
  * Copyright 2026 The Spyre emulation project
  */
@@ -241,7 +241,7 @@ static struct dma_fence *spyre_job_run(struct drm_sched_job *sched_job)
 	dma_fence_init(&f->base, &spyre_hw_fence_ops, &q->fence_lock, q->fence_context,
 		       ++q->seqno);
 	spyre_ring_emit(q, SPYRE_OP_CALL, ctx_id, job->commands, job->command_count);
-	spyre_ring_emit(q, SPYRE_OP_FENCE, SPYRE_KERNEL_FENCE_VA + q->index * sizeof(u64),
+	spyre_ring_emit(q, SPYRE_OP_FENCE, SPYRE_DRIVER_FENCE_VA + q->index * sizeof(u64),
 			q->seqno, 0);
 
 	f->start = ktime_get();
@@ -375,7 +375,7 @@ static bool spyre_queue_handle_error(struct spyre_queue *q, struct spyre_fault_r
 		if (f->sfile)
 			WRITE_ONCE(f->sfile->banned, true);
 		owner.job_id = f->job_id;
-		owner.ctx = f->sfile ? f->sfile->ctx.id : SPYRE_KERNEL_CTX;
+		owner.ctx = f->sfile ? f->sfile->ctx.id : SPYRE_DRIVER_CTX;
 		if (mmu)
 			pid = spyre_fault_owner_pid(f);
 		/* The job holds its hardware context: slot cannot change here. */
@@ -532,7 +532,7 @@ int spyre_queues_hw_init(struct spyre_drm_device *sdev)
 		spyre_wr32(sdev, base + SPYRE_QREG_BASE_LO, lower_32_bits(q->ring_dma));
 		spyre_wr32(sdev, base + SPYRE_QREG_BASE_HI, upper_32_bits(q->ring_dma));
 		spyre_wr32(sdev, base + SPYRE_QREG_SIZE, SPYRE_RING_ENTRIES);
-		spyre_wr32(sdev, base + SPYRE_QREG_CONTEXT, SPYRE_KERNEL_CTX);
+		spyre_wr32(sdev, base + SPYRE_QREG_CONTEXT, SPYRE_DRIVER_CTX);
 		spyre_wr32(sdev, base + SPYRE_QREG_CTRL, spyre_queue_ctrl(q));
 		if (spyre_rd32(sdev, base + SPYRE_QREG_STATUS) != SPYRE_QSTATE_IDLE)
 			return -EIO;
@@ -573,8 +573,8 @@ int spyre_queues_init(struct spyre_drm_device *sdev)
 		if (ret)
 			goto err_fini;
 	}
-	/* The kernel's jobs (clearing memory) go first on the top queue. */
-	ret = drm_sched_entity_init(&sdev->kernel_entity, DRM_SCHED_PRIORITY_KERNEL,
+	/* The driver's jobs (clearing memory) go first on the top queue. */
+	ret = drm_sched_entity_init(&sdev->driver_entity, DRM_SCHED_PRIORITY_KERNEL,
 				    &sdev->queues[SPYRE_NUM_QUEUES - 1].sched_list, 1, NULL);
 	if (ret)
 		goto err_fini;
@@ -591,7 +591,7 @@ void spyre_queues_fini(struct spyre_drm_device *sdev)
 	struct drm_sched_job *job, *tmp;
 	int i;
 
-	drm_sched_entity_destroy(&sdev->kernel_entity);
+	drm_sched_entity_destroy(&sdev->driver_entity);
 	for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
 		struct drm_gpu_scheduler *sched = &sdev->queues[i].sched;
 
@@ -743,30 +743,30 @@ err_unlock:
 }
 
 /*
- * Fill @bytes at @va in the kernel's context with @pattern on the card, and
+ * Fill @bytes at @va in the driver's context with @pattern on the card, and
  * wait for it: how device memory is cleared before a client gets it.
  */
-int spyre_kernel_fill(struct spyre_drm_device *sdev, u64 va, u64 bytes, u64 pattern)
+int spyre_driver_fill(struct spyre_drm_device *sdev, u64 va, u64 bytes, u64 pattern)
 {
 	struct dma_fence *fence;
 	struct spyre_job *job;
-	u8 *cmd = sdev->kernel_cmds;
+	u8 *cmd = sdev->driver_cmds;
 	int ret;
 
 	job = kzalloc(sizeof(*job), GFP_KERNEL);
 	if (!job)
 		return -ENOMEM;
-	job->ctx_id = SPYRE_KERNEL_CTX;
+	job->ctx_id = SPYRE_DRIVER_CTX;
 	job->queue = &sdev->queues[SPYRE_NUM_QUEUES - 1];
-	job->commands = SPYRE_KERNEL_CMDS_VA;
+	job->commands = SPYRE_DRIVER_CMDS_VA;
 	job->command_count = 1;
-	ret = drm_sched_job_init(&job->base, &sdev->kernel_entity, 1, NULL, 0);
+	ret = drm_sched_job_init(&job->base, &sdev->driver_entity, 1, NULL, 0);
 	if (ret) {
 		kfree(job);
 		return ret;
 	}
 
-	mutex_lock(&sdev->kernel_job_lock);
+	mutex_lock(&sdev->driver_job_lock);
 	memset(cmd, 0, SPYRE_CMD_SIZE);
 	cmd[SPYRE_CMD_OFF_OPCODE] = SPYRE_OP_DMA_FILL;
 	put_unaligned_le64(va, cmd + SPYRE_CMD_OFF_ARGS);
@@ -779,7 +779,7 @@ int spyre_kernel_fill(struct spyre_drm_device *sdev, u64 va, u64 bytes, u64 patt
 	if (!ret)
 		ret = fence->error;
 	dma_fence_put(fence);
-	mutex_unlock(&sdev->kernel_job_lock);
+	mutex_unlock(&sdev->driver_job_lock);
 	return ret;
 }
 

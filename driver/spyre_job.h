@@ -53,14 +53,14 @@ struct spyre_hw_fence {
 	struct spyre_file *sfile;		/* banned if the job fails */
 	struct spyre_mmu_ctx *slot_ctx;	/* holds a hardware context until done */
 	u32 call_index;			/* ring entry of the job's CALL */
-	u64 job_id;			/* SUBMIT's job_id, 0 for kernel jobs */
+	u64 job_id;			/* SUBMIT's job_id, 0 for driver jobs */
 	ktime_t start;			/* doorbell time, for fdinfo */
 };
 
 struct spyre_job {
 	struct drm_sched_job base;
-	struct spyre_file *sfile;	/* NULL for the kernel's own jobs */
-	u32 ctx_id;			/* kernel jobs: the hardware context */
+	struct spyre_file *sfile;	/* NULL for the driver's own jobs */
+	u32 ctx_id;			/* driver jobs: the hardware context */
 	bool slot_reserved;		/* client jobs: a hardware context is held */
 	struct spyre_queue *queue;
 	u64 commands;
@@ -81,7 +81,7 @@ void spyre_device_recover(struct spyre_drm_device *sdev, struct drm_sched_job *b
 int spyre_file_entities_init(struct spyre_file *sfile);
 void spyre_file_entities_fini(struct spyre_file *sfile);
 int spyre_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
-int spyre_kernel_fill(struct spyre_drm_device *sdev, u64 va, u64 bytes, u64 pattern);
+int spyre_driver_fill(struct spyre_drm_device *sdev, u64 va, u64 bytes, u64 pattern);
 u32 spyre_job_status_of_resv(struct dma_resv *resv);
 u32 spyre_job_status_from_error(int error);
 /* Pure ring and seqno arithmetic, exported for KUnit. */

@@ -136,7 +136,7 @@ static int spyre_slot_get_locked(struct spyre_mmu_ctx *ctx)
 	lockdep_assert_held(&sdev->slot_lock);
 	if (ctx->slot >= 0)
 		goto bound;
-	for (slot = SPYRE_KERNEL_CTX + 1; slot < SPYRE_NUM_CONTEXTS; slot++)
+	for (slot = SPYRE_DRIVER_CTX + 1; slot < SPYRE_NUM_CONTEXTS; slot++)
 		if (!sdev->slots[slot])
 			goto bind;
 	list_for_each_entry(victim, &sdev->slot_lru, lru) {
@@ -280,7 +280,7 @@ void spyre_mmu_slots_fini(struct spyre_drm_device *sdev)
 }
 
 /*
- * A new address space.  The kernel's (@id 0) owns hardware context 0 for
+ * A new address space.  The driver's (@id 0) owns hardware context 0 for
  * good; a client's gets one of the others only while it has jobs to run.
  */
 int spyre_mmu_ctx_init(struct spyre_drm_device *sdev, struct spyre_mmu_ctx *ctx, u32 id)
@@ -302,11 +302,11 @@ int spyre_mmu_ctx_init(struct spyre_drm_device *sdev, struct spyre_mmu_ctx *ctx,
 		mutex_destroy(&ctx->lock);
 		return ret;
 	}
-	if (id == SPYRE_KERNEL_CTX) {
+	if (id == SPYRE_DRIVER_CTX) {
 		spin_lock_irqsave(&sdev->slot_lock, flags);
-		sdev->slots[SPYRE_KERNEL_CTX] = ctx;
-		ctx->slot = SPYRE_KERNEL_CTX;
-		spyre_slot_program(sdev, SPYRE_KERNEL_CTX, ctx);
+		sdev->slots[SPYRE_DRIVER_CTX] = ctx;
+		ctx->slot = SPYRE_DRIVER_CTX;
+		spyre_slot_program(sdev, SPYRE_DRIVER_CTX, ctx);
 		spin_unlock_irqrestore(&sdev->slot_lock, flags);
 	}
 	return 0;

@@ -15,9 +15,9 @@ struct spyre_drm_device;
 /* Client buffers live in [SPYRE_VA_START, SPYRE_VA_END). */
 #define SPYRE_VA_START		0x0000000100000000ull	/* 4 GiB: 0 stays unmapped */
 #define SPYRE_VA_END		0x0000800000000000ull	/* 128 TiB */
-/* The kernel context maps only the fence page, here. */
-#define SPYRE_KERNEL_FENCE_VA	SPYRE_VA_START
-#define SPYRE_KERNEL_CMDS_VA	(SPYRE_VA_START + 0x2000)
+/* The driver context maps its fence page and command buffer here. */
+#define SPYRE_DRIVER_FENCE_VA	SPYRE_VA_START
+#define SPYRE_DRIVER_CMDS_VA	(SPYRE_VA_START + 0x2000)
 
 struct spyre_pt {
 	u64 *cpu;
@@ -31,7 +31,7 @@ struct spyre_pt {
  */
 struct spyre_mmu_ctx {
 	struct spyre_drm_device *sdev;
-	u32 id;				/* address space number, 0 = the kernel's */
+	u32 id;				/* address space number, 0 = the driver's */
 	/* slot, slot_users and lru are under sdev->slot_lock */
 	int slot;			/* hardware context, -1 when unbound */
 	u32 slot_users;			/* jobs holding the slot */
