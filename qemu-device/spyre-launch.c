@@ -14,7 +14,7 @@
 #include "qemu/units.h"
 #include "trace.h"
 
-#include "spyre.h"
+#include "spyre-dev.h"
 #include "engine/engine.h"
 
 /*

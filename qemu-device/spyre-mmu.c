@@ -13,7 +13,7 @@
 #include "qemu/log.h"
 #include "trace.h"
 
-#include "spyre.h"
+#include "spyre-dev.h"
 
 #define SPYRE_HUGE_MASK     (SPYRE_HUGE_PAGE_SIZE - 1)
 #define SPYRE_PAGE_MASK     (SPYRE_PAGE_SIZE - 1)

@@ -13,7 +13,7 @@
 #include "qemu/main-loop.h"
 #include "trace.h"
 
-#include "spyre.h"
+#include "spyre-dev.h"
 
 /* WAIT re-reads its word at least this often (ms). */
 #define SPYRE_WAIT_POLL_MS  1

@@ -22,7 +22,7 @@
 #include "migration/vmstate.h"
 #include "trace.h"
 
-#include "spyre.h"
+#include "spyre-dev.h"
 #include "engine/engine.h"
 
 #define SPYRE_REGS_SIZE     SPYRE_MSIX_TABLE_OFFSET

@@ -1,5 +1,8 @@
 /*
- * IBM Spyre AI accelerator, emulated PCIe card.
+ * IBM Spyre AI accelerator, emulated PCIe card: the device's state
+ * (SpyreState, SpyreQueue) and the interfaces between its files.  Named
+ * spyre-dev.h, not spyre.h, so it is not confused with libspyre's public
+ * <spyre/spyre.h>.
  *
  * QEMU interface:
  *  + BAR0: 64 KiB MMIO: registers at 0x0000-0x7fff (include/spyre_regs.h),
@@ -16,8 +19,8 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
-#ifndef HW_SPYRE_H
-#define HW_SPYRE_H
+#ifndef HW_SPYRE_DEV_H
+#define HW_SPYRE_DEV_H
 
 #include "hw/pci/pci_device.h"
 #include "qemu/thread.h"
@@ -201,4 +204,4 @@ void spyre_queues_kick_locked(SpyreState *s);
 void spyre_queues_stop(SpyreState *s);
 bool spyre_exec_aborted(SpyreExec *e);
 
-#endif /* HW_SPYRE_H */
+#endif /* HW_SPYRE_DEV_H */
