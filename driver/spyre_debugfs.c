@@ -17,6 +17,7 @@
 
 #include "spyre_debugfs.h"
 #include "spyre_drv.h"
+#include "spyre_fault.h"
 #include "spyre_gem.h"
 #include "spyre_hw.h"
 #include "spyre_job.h"
@@ -193,10 +194,7 @@ static int spyre_faults_show(struct seq_file *m, void *unused)
 	log = kmalloc_array(SPYRE_FAULT_LOG_SIZE, sizeof(*log), GFP_KERNEL);
 	if (!log)
 		return -ENOMEM;
-	spin_lock(&sdev->fault_lock);
-	memcpy(log, sdev->faults, sizeof(sdev->faults));
-	count = sdev->fault_count;
-	spin_unlock(&sdev->fault_lock);
+	count = spyre_fault_log_copy(sdev, log);
 
 	first = count > SPYRE_FAULT_LOG_SIZE ? count - SPYRE_FAULT_LOG_SIZE : 0;
 	seq_printf(m, "faults %llu\n", count);

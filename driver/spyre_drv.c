@@ -15,6 +15,7 @@
 
 #include "spyre_debugfs.h"
 #include "spyre_drv.h"
+#include "spyre_fault.h"
 #include "spyre_gem.h"
 #include "spyre_hw.h"
 #include "spyre_job.h"
@@ -162,7 +163,6 @@ static int spyre_driver_ctx_init(struct spyre_drm_device *sdev)
 	mutex_init(&sdev->driver_job_lock);
 	mutex_init(&sdev->vram_lock);
 	mutex_init(&sdev->bos_lock);
-	spin_lock_init(&sdev->fault_lock);
 	INIT_LIST_HEAD(&sdev->files);
 	INIT_LIST_HEAD(&sdev->bos);
 	drm_mm_init(&sdev->vram, 0, sdev->info.mem_bytes);
@@ -235,6 +235,7 @@ static int spyre_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = spyre_hw_init(sdev);
 	if (ret)
 		return ret;
+	spyre_fault_init(sdev);
 	ret = spyre_driver_ctx_init(sdev);
 	if (ret)
 		return ret;
@@ -282,7 +283,7 @@ static void spyre_remove(struct pci_dev *pdev)
 
 	drm_dev_unplug(&sdev->drm);
 	spyre_hw_fini(sdev);
-	cancel_work_sync(&sdev->error_work);
+	spyre_fault_fini(sdev);
 	/* Nothing in flight will signal now: fail it so waiters wake. */
 	for (i = 0; i < SPYRE_NUM_QUEUES; i++)
 		spyre_queue_cancel_inflight(&sdev->queues[i], NULL);

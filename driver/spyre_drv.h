@@ -13,6 +13,7 @@
 #include <drm/drm_device.h>
 #include <drm/gpu_scheduler.h>
 
+#include "spyre_fault.h"
 #include "spyre_job.h"
 #include "spyre_mmu.h"
 
@@ -21,23 +22,6 @@
 
 /* Hardware context 0 is the driver's: rings' FENCEs write its fence page. */
 #define SPYRE_DRIVER_CTX	0
-
-/* The fault log keeps the card's last MMU faults, for debugfs. */
-#define SPYRE_FAULT_LOG_SIZE	16
-
-struct spyre_fault_record {
-	ktime_t time;
-	u64 va;
-	u64 job_id;			/* SUBMIT's job_id; 0 if no job is known */
-	u32 ctx;			/* the job's address space, U32_MAX if unknown */
-	u32 slot;			/* the hardware context that faulted */
-	u32 queue;
-	u32 access;			/* SPYRE_ACCESS_* */
-	u32 reason;			/* SPYRE_FAULT_NOT_PRESENT... */
-	bool more;			/* the card dropped later faults */
-	pid_t pid;			/* the job's submitter, 0 if unknown */
-	char comm[TASK_COMM_LEN];
-};
 
 /* Facts read from the card's capability registers at probe. */
 struct spyre_hw_info {
@@ -98,9 +82,6 @@ struct spyre_drm_device {
 	struct spyre_fault_record faults[SPYRE_FAULT_LOG_SIZE];
 	u64 fault_count;		/* faults[fault_count % SIZE] is next */
 };
-
-/* A file keeps its own last MMU faults, for DRM_SPYRE_QUERY_FAULTS. */
-#define SPYRE_FILE_FAULT_LOG_SIZE	4
 
 /* Per open file: an address space and a scheduler entity per queue. */
 struct spyre_file {

@@ -104,115 +104,6 @@ static irqreturn_t spyre_irq_queue(int irq, void *arg)
 	return IRQ_HANDLED;
 }
 
-/* Keep @fault in the fault log, dropping the oldest when it is full. */
-void spyre_fault_log_add(struct spyre_drm_device *sdev, const struct spyre_fault_record *fault)
-{
-	spin_lock(&sdev->fault_lock);
-	sdev->faults[sdev->fault_count % SPYRE_FAULT_LOG_SIZE] = *fault;
-	sdev->fault_count++;
-	spin_unlock(&sdev->fault_lock);
-}
-
-/*
- * A copy of the newest fault on @queue if it has no job yet (the card
- * reported it in an earlier pass); false if there is none.
- */
-bool spyre_fault_log_peek_unowned(struct spyre_drm_device *sdev, u32 queue,
-				  struct spyre_fault_record *out)
-{
-	bool found = false;
-	u64 i;
-
-	spin_lock(&sdev->fault_lock);
-	for (i = sdev->fault_count; i > 0 && sdev->fault_count - i < SPYRE_FAULT_LOG_SIZE; i--) {
-		const struct spyre_fault_record *f = &sdev->faults[(i - 1) % SPYRE_FAULT_LOG_SIZE];
-
-		if (f->queue != queue)
-			continue;
-		if (!f->job_id && !f->pid) {
-			*out = *f;
-			found = true;
-		}
-		break;
-	}
-	spin_unlock(&sdev->fault_lock);
-	return found;
-}
-
-/*
- * Keep @fault in its file's own log (DRM_SPYRE_QUERY_FAULTS).  Called under
- * the queue's fence_lock, with the faulting job still in flight, so @sfile
- * is alive and interrupts are off.
- */
-void spyre_file_fault_add(struct spyre_file *sfile, const struct spyre_fault_record *fault)
-{
-	spin_lock(&sfile->fault_lock);
-	sfile->faults[sfile->fault_count % SPYRE_FILE_FAULT_LOG_SIZE] = *fault;
-	sfile->fault_count++;
-	spin_unlock(&sfile->fault_lock);
-}
-
-/*
- * The card reports a fault before the command that caused it stops its
- * queue: give the newest fault on @queue with no job yet its job and
- * submitter from @owner.
- */
-void spyre_fault_log_set_owner(struct spyre_drm_device *sdev, u32 queue,
-			       const struct spyre_fault_record *owner)
-{
-	u64 i;
-
-	spin_lock(&sdev->fault_lock);
-	for (i = sdev->fault_count; i > 0 && sdev->fault_count - i < SPYRE_FAULT_LOG_SIZE; i--) {
-		struct spyre_fault_record *f = &sdev->faults[(i - 1) % SPYRE_FAULT_LOG_SIZE];
-
-		if (f->queue != queue)
-			continue;
-		if (!f->job_id && !f->pid) {
-			f->ctx = owner->ctx;
-			f->job_id = owner->job_id;
-			f->pid = owner->pid;
-			memcpy(f->comm, owner->comm, sizeof(f->comm));
-		}
-		break;
-	}
-	spin_unlock(&sdev->fault_lock);
-}
-
-/* Failed commands and MMU faults, out of interrupt context. */
-static void spyre_error_work(struct work_struct *work)
-{
-	struct spyre_drm_device *sdev = container_of(work, struct spyre_drm_device, error_work);
-	struct spyre_fault_record fault = { };
-	bool faulted;
-	u32 status;
-	int idx;
-
-	if (!drm_dev_enter(&sdev->drm, &idx))
-		return;
-	status = spyre_rd32(sdev, SPYRE_REG_FAULT_STATUS);
-	faulted = status & SPYRE_FAULT_VALID;
-	if (faulted) {
-		fault.time = ktime_get();
-		fault.va = spyre_rd32(sdev, SPYRE_REG_FAULT_ADDR_LO) |
-			   (u64)spyre_rd32(sdev, SPYRE_REG_FAULT_ADDR_HI) << 32;
-		fault.slot = spyre_rd32(sdev, SPYRE_REG_FAULT_CONTEXT);
-		fault.ctx = U32_MAX;
-		fault.queue = spyre_rd32(sdev, SPYRE_REG_FAULT_QUEUE);
-		fault.access = spyre_rd32(sdev, SPYRE_REG_FAULT_ACCESS);
-		fault.reason = spyre_rd32(sdev, SPYRE_REG_FAULT_REASON);
-		fault.more = status & SPYRE_FAULT_OVERFLOW;
-		drm_dbg(&sdev->drm, "MMU fault: context %u queue %u %s of 0x%llx, reason %u%s\n",
-			fault.slot, fault.queue,
-			fault.access == SPYRE_ACCESS_WRITE ? "write" : "read", fault.va,
-			fault.reason, fault.more ? " (and more)" : "");
-		spyre_wr32(sdev, SPYRE_REG_FAULT_STATUS, 0);
-	}
-	if (!spyre_queues_handle_errors(sdev, faulted ? &fault : NULL) && faulted)
-		spyre_fault_log_add(sdev, &fault);
-	drm_dev_exit(idx);
-}
-
 int spyre_hw_irq_init(struct spyre_drm_device *sdev)
 {
 	struct pci_dev *pdev = sdev->pdev;
@@ -230,7 +121,6 @@ int spyre_hw_irq_init(struct spyre_drm_device *sdev)
 		return ret;
 	}
 	sdev->info.num_vectors = ret;
-	INIT_WORK(&sdev->error_work, spyre_error_work);
 
 	ret = devm_request_irq(&pdev->dev, pci_irq_vector(pdev, SPYRE_MSIX_VECTOR_MISC),
 			       spyre_irq_misc, 0, DRIVER_NAME, sdev);
@@ -244,14 +134,6 @@ int spyre_hw_irq_init(struct spyre_drm_device *sdev)
 	}
 	spyre_wr32(sdev, SPYRE_REG_INT_MASK, 0);
 	return 0;
-}
-
-/* After a reset: contexts, rings and interrupts as they were. */
-int spyre_hw_restore(struct spyre_drm_device *sdev)
-{
-	spyre_mmu_slots_restore(sdev);
-	spyre_wr32(sdev, SPYRE_REG_INT_MASK, 0);
-	return spyre_queues_hw_init(sdev);
 }
 
 /* Ask the card to raise its misc vector and wait for the handler to see it. */

@@ -24,13 +24,6 @@ int spyre_hw_init(struct spyre_drm_device *sdev);
 int spyre_hw_reset(struct spyre_drm_device *sdev);
 int spyre_hw_irq_init(struct spyre_drm_device *sdev);
 int spyre_hw_irq_selftest(struct spyre_drm_device *sdev);
-int spyre_hw_restore(struct spyre_drm_device *sdev);
 void spyre_hw_fini(struct spyre_drm_device *sdev);
-void spyre_fault_log_add(struct spyre_drm_device *sdev, const struct spyre_fault_record *fault);
-bool spyre_fault_log_peek_unowned(struct spyre_drm_device *sdev, u32 queue,
-				  struct spyre_fault_record *out);
-void spyre_file_fault_add(struct spyre_file *sfile, const struct spyre_fault_record *fault);
-void spyre_fault_log_set_owner(struct spyre_drm_device *sdev, u32 queue,
-			       const struct spyre_fault_record *owner);
 
 #endif /* __SPYRE_HW_H__ */

@@ -22,6 +22,7 @@
 #include <kunit/visibility.h>
 
 #include "spyre_drv.h"
+#include "spyre_fault.h"
 #include "spyre_gem.h"
 #include "spyre_hw.h"
 #include "spyre_job.h"
@@ -30,11 +31,6 @@
 static unsigned int spyre_job_timeout_ms = 10000;
 module_param_named(job_timeout_ms, spyre_job_timeout_ms, uint, 0444);
 MODULE_PARM_DESC(job_timeout_ms, "Time a job may run before the card is reset (ms)");
-
-static inline struct spyre_job *to_spyre_job(struct drm_sched_job *job)
-{
-	return container_of(job, struct spyre_job, base);
-}
 
 static inline struct spyre_hw_fence *to_spyre_hw_fence(struct dma_fence *f)
 {
@@ -305,164 +301,6 @@ void spyre_queue_cancel_inflight(struct spyre_queue *q, struct dma_fence *guilty
 		dma_fence_put(&f->base);
 	}
 	spin_unlock_irqrestore(&q->fence_lock, flags);
-}
-
-/*
- * The submitter of a failed job, for the fault log: its process is pinned
- * under the fence lock, its name read afterwards (task_lock must not nest
- * in an interrupt-safe lock).
- */
-static struct pid *spyre_fault_owner_pid(struct spyre_hw_fence *f)
-{
-	struct pid *pid = NULL;
-
-	if (f->sfile) {
-		rcu_read_lock();
-		pid = get_pid(rcu_dereference(f->sfile->file->pid));
-		rcu_read_unlock();
-	}
-	return pid;
-}
-
-static void spyre_fault_set_comm(struct spyre_fault_record *owner, struct pid *pid)
-{
-	struct task_struct *task;
-
-	owner->pid = pid_vnr(pid);
-	task = get_pid_task(pid, PIDTYPE_TGID);
-	if (task) {
-		get_task_comm(owner->comm, task);
-		put_task_struct(task);
-	}
-	put_pid(pid);
-}
-
-/*
- * A command failed and stopped its queue: fail the job whose CALL it was,
- * ban its file, and let the queue go on (its FENCE then signals the job).
- * For an MMU fault, the fault log learns the job and its submitter before
- * the job can signal: @fault if the card reported it in this pass (then
- * logged here; returns true), else the record logged when it came.
- */
-static bool spyre_queue_handle_error(struct spyre_queue *q, struct spyre_fault_record *fault)
-{
-	struct spyre_drm_device *sdev = q->sdev;
-	u32 base = SPYRE_REG_QUEUE(q->index);
-	u32 index = spyre_rd32(sdev, base + SPYRE_QREG_ERROR_INDEX);
-	u32 status = spyre_rd32(sdev, base + SPYRE_QREG_LAST_STATUS);
-	bool mmu = status == SPYRE_CMD_STATUS_MMU_FAULT;
-	bool ours = fault && fault->queue == q->index;
-	struct spyre_fault_record owner = { .ctx = U32_MAX };
-	struct spyre_fault_record rec = { };
-	struct spyre_hw_fence *f;
-	struct pid *pid = NULL;
-	unsigned long flags;
-	bool have_rec = false;
-
-	/* The fault as the card reported it, for the job's own file. */
-	if (mmu && ours) {
-		rec = *fault;
-		have_rec = true;
-	} else if (mmu) {
-		have_rec = spyre_fault_log_peek_unowned(sdev, q->index, &rec);
-	}
-
-	spin_lock_irqsave(&q->fence_lock, flags);
-	list_for_each_entry(f, &q->inflight, link) {
-		if (f->call_index != index)
-			continue;
-		dma_fence_set_error(&f->base, mmu ? -EFAULT : -EIO);
-		if (f->sfile)
-			WRITE_ONCE(f->sfile->banned, true);
-		owner.job_id = f->job_id;
-		owner.ctx = f->sfile ? f->sfile->ctx.id : SPYRE_DRIVER_CTX;
-		if (mmu)
-			pid = spyre_fault_owner_pid(f);
-		/* The job holds its hardware context: slot cannot change here. */
-		if (have_rec && f->sfile && rec.slot == READ_ONCE(f->sfile->ctx.slot)) {
-			rec.ctx = owner.ctx;
-			rec.job_id = owner.job_id;
-			spyre_file_fault_add(f->sfile, &rec);
-		}
-		break;
-	}
-	spin_unlock_irqrestore(&q->fence_lock, flags);
-	if (pid)
-		spyre_fault_set_comm(&owner, pid);
-	if (ours) {
-		if (mmu) {
-			fault->ctx = owner.ctx;
-			fault->job_id = owner.job_id;
-			fault->pid = owner.pid;
-			memcpy(fault->comm, owner.comm, sizeof(fault->comm));
-		}
-		spyre_fault_log_add(sdev, fault);
-	} else if (mmu) {
-		spyre_fault_log_set_owner(sdev, q->index, &owner);
-	}
-	drm_dbg(&sdev->drm, "queue %u: command %u failed with status %u\n", q->index, index,
-		status);
-	spyre_wr32(sdev, base + SPYRE_QREG_CTRL, spyre_queue_ctrl(q) | SPYRE_QCTRL_RESUME);
-	return ours;
-}
-
-/* Handle every stopped queue; returns whether @fault was logged on the way. */
-bool spyre_queues_handle_errors(struct spyre_drm_device *sdev, struct spyre_fault_record *fault)
-{
-	bool logged = false;
-	int i;
-
-	for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
-		struct spyre_queue *q = &sdev->queues[i];
-		u32 state = spyre_rd32(sdev, SPYRE_REG_QUEUE(i) + SPYRE_QREG_STATUS);
-
-		if (state == SPYRE_QSTATE_STOPPED && spyre_queue_handle_error(q, fault))
-			logged = true;
-	}
-	return logged;
-}
-
-static char *spyre_reset_event[] = { "SPYRE_RESET=1", NULL };
-
-/*
- * Reset the card and bring every queue back.  A @bad job (one that hung)
- * fails with -ETIMEDOUT and bans its file; every other job in flight runs
- * again from the start.
- */
-void spyre_device_recover(struct spyre_drm_device *sdev, struct drm_sched_job *bad)
-{
-	struct spyre_job *job = bad ? to_spyre_job(bad) : NULL;
-	int i, idx;
-
-	if (!drm_dev_enter(&sdev->drm, &idx))
-		return;
-	mutex_lock(&sdev->reset_lock);
-	if (job)
-		drm_err(&sdev->drm, "queue %u: job hung; resetting the card\n", job->queue->index);
-	else
-		drm_info(&sdev->drm, "resetting the card on request\n");
-	for (i = 0; i < SPYRE_NUM_QUEUES; i++)
-		drm_sched_stop(&sdev->queues[i].sched, bad);
-
-	spyre_hw_reset(sdev);
-	for (i = 0; i < SPYRE_NUM_QUEUES; i++)
-		spyre_queue_cancel_inflight(&sdev->queues[i], job ? job->hw_fence : NULL);
-	if (job) {
-		if (job->sfile)
-			WRITE_ONCE(job->sfile->banned, true);
-		/* run_job sees the error and completes it without running it. */
-		dma_fence_set_error(&bad->s_fence->finished, -ETIMEDOUT);
-	}
-	if (spyre_hw_restore(sdev))
-		drm_err(&sdev->drm, "card did not come back after reset\n");
-	for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
-		drm_sched_resubmit_jobs(&sdev->queues[i].sched);
-		drm_sched_start(&sdev->queues[i].sched);
-	}
-	sdev->reset_count++;
-	mutex_unlock(&sdev->reset_lock);
-	kobject_uevent_env(&sdev->drm.dev->kobj, KOBJ_CHANGE, spyre_reset_event);
-	drm_dev_exit(idx);
 }
 
 static enum drm_gpu_sched_stat spyre_job_timedout(struct drm_sched_job *sched_job)

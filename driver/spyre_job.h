@@ -14,7 +14,6 @@ struct dma_resv;
 struct drm_device;
 struct drm_file;
 struct spyre_drm_device;
-struct spyre_fault_record;
 struct spyre_file;
 struct spyre_mmu_ctx;
 
@@ -70,14 +69,17 @@ struct spyre_job {
 	struct dma_fence *hw_fence;
 };
 
+static inline struct spyre_job *to_spyre_job(struct drm_sched_job *job)
+{
+	return container_of(job, struct spyre_job, base);
+}
+
 int spyre_queues_init(struct spyre_drm_device *sdev);
 void spyre_queues_fini(struct spyre_drm_device *sdev);
 int spyre_queues_hw_init(struct spyre_drm_device *sdev);
 u32 spyre_queue_ctrl(struct spyre_queue *q);
 void spyre_queue_signal(struct spyre_queue *q);
 void spyre_queue_cancel_inflight(struct spyre_queue *q, struct dma_fence *guilty);
-bool spyre_queues_handle_errors(struct spyre_drm_device *sdev, struct spyre_fault_record *fault);
-void spyre_device_recover(struct spyre_drm_device *sdev, struct drm_sched_job *bad);
 int spyre_file_entities_init(struct spyre_file *sfile);
 void spyre_file_entities_fini(struct spyre_file *sfile);
 int spyre_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file);

@@ -13,6 +13,7 @@
 #include <drm/drm_print.h>
 
 #include "spyre_drv.h"
+#include "spyre_fault.h"
 #include "spyre_query.h"
 #include "spyre_regs.h"
 #include "uapi/drm/spyre_accel.h"
@@ -101,13 +102,8 @@ EXPORT_SYMBOL_IF_KUNIT(spyre_query_fill_faults);
 static void spyre_query_file_faults(struct spyre_file *sfile, struct drm_spyre_faults *out)
 {
 	struct spyre_fault_record log[SPYRE_FILE_FAULT_LOG_SIZE];
-	unsigned long flags;
-	u64 count;
+	u64 count = spyre_file_fault_log_copy(sfile, log);
 
-	spin_lock_irqsave(&sfile->fault_lock, flags);
-	memcpy(log, sfile->faults, sizeof(log));
-	count = sfile->fault_count;
-	spin_unlock_irqrestore(&sfile->fault_lock, flags);
 	spyre_query_fill_faults(log, SPYRE_FILE_FAULT_LOG_SIZE, count, out);
 }
 

@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Faults and recovery: the card's failed commands and MMU faults (the
+ * error work the misc interrupt hands off to), the fault logs they feed,
+ * and the reset that brings a hung card back.  This file calls down into
+ * the queue and hardware layers; they call into it only to hand off (the
+ * interrupt schedules the error work, the scheduler's timeout recovers).
+ *
+ * Copyright 2026 The Spyre emulation project
+ */
+
+#include <linux/kobject.h>
+#include <linux/pid.h>
+#include <linux/sched/task.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_print.h>
+
+#include "spyre_drv.h"
+#include "spyre_fault.h"
+#include "spyre_hw.h"
+#include "spyre_job.h"
+
+/* Keep @fault in the fault log, dropping the oldest when it is full. */
+static void spyre_fault_log_add(struct spyre_drm_device *sdev,
+				const struct spyre_fault_record *fault)
+{
+	spin_lock(&sdev->fault_lock);
+	sdev->faults[sdev->fault_count % SPYRE_FAULT_LOG_SIZE] = *fault;
+	sdev->fault_count++;
+	spin_unlock(&sdev->fault_lock);
+}
+
+/*
+ * The newest record on @queue if no job owns it yet (the card reported the
+ * fault before the command that caused it stopped the queue), else NULL.
+ */
+static struct spyre_fault_record *
+spyre_fault_log_unowned_locked(struct spyre_drm_device *sdev, u32 queue)
+{
+	u64 i;
+
+	lockdep_assert_held(&sdev->fault_lock);
+	for (i = sdev->fault_count; i > 0 && sdev->fault_count - i < SPYRE_FAULT_LOG_SIZE; i--) {
+		struct spyre_fault_record *f = &sdev->faults[(i - 1) % SPYRE_FAULT_LOG_SIZE];
+
+		if (f->queue == queue)
+			return !f->job_id && !f->pid ? f : NULL;
+	}
+	return NULL;
+}
+
+/* A copy of the newest fault on @queue if it has no job yet; else false. */
+static bool spyre_fault_log_peek_unowned(struct spyre_drm_device *sdev, u32 queue,
+					 struct spyre_fault_record *out)
+{
+	struct spyre_fault_record *f;
+
+	spin_lock(&sdev->fault_lock);
+	f = spyre_fault_log_unowned_locked(sdev, queue);
+	if (f)
+		*out = *f;
+	spin_unlock(&sdev->fault_lock);
+	return f;
+}
+
+/*
+ * The card reports a fault before the command that caused it stops its
+ * queue: give the newest fault on @queue with no job yet its job and
+ * submitter from @owner.
+ */
+static void spyre_fault_log_set_owner(struct spyre_drm_device *sdev, u32 queue,
+				      const struct spyre_fault_record *owner)
+{
+	struct spyre_fault_record *f;
+
+	spin_lock(&sdev->fault_lock);
+	f = spyre_fault_log_unowned_locked(sdev, queue);
+	if (f) {
+		f->ctx = owner->ctx;
+		f->job_id = owner->job_id;
+		f->pid = owner->pid;
+		memcpy(f->comm, owner->comm, sizeof(f->comm));
+	}
+	spin_unlock(&sdev->fault_lock);
+}
+
+/* Copy the fault log to @log (SPYRE_FAULT_LOG_SIZE records); faults ever logged. */
+u64 spyre_fault_log_copy(struct spyre_drm_device *sdev, struct spyre_fault_record *log)
+{
+	u64 count;
+
+	spin_lock(&sdev->fault_lock);
+	memcpy(log, sdev->faults, sizeof(sdev->faults));
+	count = sdev->fault_count;
+	spin_unlock(&sdev->fault_lock);
+	return count;
+}
+
+/*
+ * Keep @fault in its file's own log (DRM_SPYRE_QUERY_FAULTS).  Called under
+ * the queue's fence_lock, with the faulting job still in flight, so @sfile
+ * is alive and interrupts are off.
+ */
+static void spyre_file_fault_add(struct spyre_file *sfile,
+				 const struct spyre_fault_record *fault)
+{
+	spin_lock(&sfile->fault_lock);
+	sfile->faults[sfile->fault_count % SPYRE_FILE_FAULT_LOG_SIZE] = *fault;
+	sfile->fault_count++;
+	spin_unlock(&sfile->fault_lock);
+}
+
+/* Copy a file's log to @log (SPYRE_FILE_FAULT_LOG_SIZE records); faults ever logged. */
+u64 spyre_file_fault_log_copy(struct spyre_file *sfile, struct spyre_fault_record *log)
+{
+	unsigned long flags;
+	u64 count;
+
+	spin_lock_irqsave(&sfile->fault_lock, flags);
+	memcpy(log, sfile->faults, sizeof(sfile->faults));
+	count = sfile->fault_count;
+	spin_unlock_irqrestore(&sfile->fault_lock, flags);
+	return count;
+}
+
+/*
+ * The submitter of a failed job, for the fault log: its process is pinned
+ * under the fence lock, its name read afterwards (task_lock must not nest
+ * in an interrupt-safe lock).
+ */
+static struct pid *spyre_fault_owner_pid(struct spyre_hw_fence *f)
+{
+	struct pid *pid = NULL;
+
+	if (f->sfile) {
+		rcu_read_lock();
+		pid = get_pid(rcu_dereference(f->sfile->file->pid));
+		rcu_read_unlock();
+	}
+	return pid;
+}
+
+static void spyre_fault_set_comm(struct spyre_fault_record *owner, struct pid *pid)
+{
+	struct task_struct *task;
+
+	owner->pid = pid_vnr(pid);
+	task = get_pid_task(pid, PIDTYPE_TGID);
+	if (task) {
+		get_task_comm(owner->comm, task);
+		put_task_struct(task);
+	}
+	put_pid(pid);
+}
+
+/*
+ * A command failed and stopped its queue: fail the job whose CALL it was,
+ * ban its file, and let the queue go on (its FENCE then signals the job).
+ * For an MMU fault, the fault log learns the job and its submitter before
+ * the job can signal: @fault if the card reported it in this pass (then
+ * logged here; returns true), else the record logged when it came.
+ */
+static bool spyre_queue_handle_error(struct spyre_queue *q, struct spyre_fault_record *fault)
+{
+	struct spyre_drm_device *sdev = q->sdev;
+	u32 base = SPYRE_REG_QUEUE(q->index);
+	u32 index = spyre_rd32(sdev, base + SPYRE_QREG_ERROR_INDEX);
+	u32 status = spyre_rd32(sdev, base + SPYRE_QREG_LAST_STATUS);
+	bool mmu = status == SPYRE_CMD_STATUS_MMU_FAULT;
+	bool ours = fault && fault->queue == q->index;
+	struct spyre_fault_record owner = { .ctx = U32_MAX };
+	struct spyre_fault_record rec = { };
+	struct spyre_hw_fence *f;
+	struct pid *pid = NULL;
+	unsigned long flags;
+	bool have_rec = false;
+
+	/* The fault as the card reported it, for the job's own file. */
+	if (mmu && ours) {
+		rec = *fault;
+		have_rec = true;
+	} else if (mmu) {
+		have_rec = spyre_fault_log_peek_unowned(sdev, q->index, &rec);
+	}
+
+	spin_lock_irqsave(&q->fence_lock, flags);
+	list_for_each_entry(f, &q->inflight, link) {
+		if (f->call_index != index)
+			continue;
+		dma_fence_set_error(&f->base, mmu ? -EFAULT : -EIO);
+		if (f->sfile)
+			WRITE_ONCE(f->sfile->banned, true);
+		owner.job_id = f->job_id;
+		owner.ctx = f->sfile ? f->sfile->ctx.id : SPYRE_DRIVER_CTX;
+		if (mmu)
+			pid = spyre_fault_owner_pid(f);
+		/* The job holds its hardware context: slot cannot change here. */
+		if (have_rec && f->sfile && rec.slot == READ_ONCE(f->sfile->ctx.slot)) {
+			rec.ctx = owner.ctx;
+			rec.job_id = owner.job_id;
+			spyre_file_fault_add(f->sfile, &rec);
+		}
+		break;
+	}
+	spin_unlock_irqrestore(&q->fence_lock, flags);
+	if (pid)
+		spyre_fault_set_comm(&owner, pid);
+	if (ours) {
+		if (mmu) {
+			fault->ctx = owner.ctx;
+			fault->job_id = owner.job_id;
+			fault->pid = owner.pid;
+			memcpy(fault->comm, owner.comm, sizeof(fault->comm));
+		}
+		spyre_fault_log_add(sdev, fault);
+	} else if (mmu) {
+		spyre_fault_log_set_owner(sdev, q->index, &owner);
+	}
+	drm_dbg(&sdev->drm, "queue %u: command %u failed with status %u\n", q->index, index,
+		status);
+	spyre_wr32(sdev, base + SPYRE_QREG_CTRL, spyre_queue_ctrl(q) | SPYRE_QCTRL_RESUME);
+	return ours;
+}
+
+/* Handle every stopped queue; returns whether @fault was logged on the way. */
+static bool spyre_queues_handle_errors(struct spyre_drm_device *sdev,
+				       struct spyre_fault_record *fault)
+{
+	bool logged = false;
+	int i;
+
+	for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
+		struct spyre_queue *q = &sdev->queues[i];
+		u32 state = spyre_rd32(sdev, SPYRE_REG_QUEUE(i) + SPYRE_QREG_STATUS);
+
+		if (state == SPYRE_QSTATE_STOPPED && spyre_queue_handle_error(q, fault))
+			logged = true;
+	}
+	return logged;
+}
+
+/* Read and acknowledge the card's fault record; false if it has none. */
+static bool spyre_fault_read(struct spyre_drm_device *sdev, struct spyre_fault_record *fault)
+{
+	u32 status = spyre_rd32(sdev, SPYRE_REG_FAULT_STATUS);
+
+	if (!(status & SPYRE_FAULT_VALID))
+		return false;
+	fault->time = ktime_get();
+	fault->va = spyre_rd32(sdev, SPYRE_REG_FAULT_ADDR_LO) |
+		    (u64)spyre_rd32(sdev, SPYRE_REG_FAULT_ADDR_HI) << 32;
+	fault->slot = spyre_rd32(sdev, SPYRE_REG_FAULT_CONTEXT);
+	fault->ctx = U32_MAX;
+	fault->queue = spyre_rd32(sdev, SPYRE_REG_FAULT_QUEUE);
+	fault->access = spyre_rd32(sdev, SPYRE_REG_FAULT_ACCESS);
+	fault->reason = spyre_rd32(sdev, SPYRE_REG_FAULT_REASON);
+	fault->more = status & SPYRE_FAULT_OVERFLOW;
+	drm_dbg(&sdev->drm, "MMU fault: context %u queue %u %s of 0x%llx, reason %u%s\n",
+		fault->slot, fault->queue,
+		fault->access == SPYRE_ACCESS_WRITE ? "write" : "read", fault->va,
+		fault->reason, fault->more ? " (and more)" : "");
+	spyre_wr32(sdev, SPYRE_REG_FAULT_STATUS, 0);
+	return true;
+}
+
+/* Failed commands and MMU faults, out of interrupt context. */
+static void spyre_error_work(struct work_struct *work)
+{
+	struct spyre_drm_device *sdev = container_of(work, struct spyre_drm_device, error_work);
+	struct spyre_fault_record fault = { };
+	bool faulted;
+	int idx;
+
+	if (!drm_dev_enter(&sdev->drm, &idx))
+		return;
+	faulted = spyre_fault_read(sdev, &fault);
+	if (!spyre_queues_handle_errors(sdev, faulted ? &fault : NULL) && faulted)
+		spyre_fault_log_add(sdev, &fault);
+	drm_dev_exit(idx);
+}
+
+/* The fault log and the error work the misc interrupt schedules. */
+void spyre_fault_init(struct spyre_drm_device *sdev)
+{
+	spin_lock_init(&sdev->fault_lock);
+	INIT_WORK(&sdev->error_work, spyre_error_work);
+}
+
+/* After the card stopped interrupting: no error work runs past this. */
+void spyre_fault_fini(struct spyre_drm_device *sdev)
+{
+	cancel_work_sync(&sdev->error_work);
+}
+
+/* After a reset: contexts, rings and interrupts as they were. */
+static int spyre_device_restore(struct spyre_drm_device *sdev)
+{
+	spyre_mmu_slots_restore(sdev);
+	spyre_wr32(sdev, SPYRE_REG_INT_MASK, 0);
+	return spyre_queues_hw_init(sdev);
+}
+
+static char *spyre_reset_event[] = { "SPYRE_RESET=1", NULL };
+
+/*
+ * Reset the card and bring every queue back.  A @bad job (one that hung)
+ * fails with -ETIMEDOUT and bans its file; every other job in flight runs
+ * again from the start.
+ */
+void spyre_device_recover(struct spyre_drm_device *sdev, struct drm_sched_job *bad)
+{
+	struct spyre_job *job = bad ? to_spyre_job(bad) : NULL;
+	int i, idx;
+
+	if (!drm_dev_enter(&sdev->drm, &idx))
+		return;
+	mutex_lock(&sdev->reset_lock);
+	if (job)
+		drm_err(&sdev->drm, "queue %u: job hung; resetting the card\n", job->queue->index);
+	else
+		drm_info(&sdev->drm, "resetting the card on request\n");
+	for (i = 0; i < SPYRE_NUM_QUEUES; i++)
+		drm_sched_stop(&sdev->queues[i].sched, bad);
+
+	spyre_hw_reset(sdev);
+	for (i = 0; i < SPYRE_NUM_QUEUES; i++)
+		spyre_queue_cancel_inflight(&sdev->queues[i], job ? job->hw_fence : NULL);
+	if (job) {
+		if (job->sfile)
+			WRITE_ONCE(job->sfile->banned, true);
+		/* run_job sees the error and completes it without running it. */
+		dma_fence_set_error(&bad->s_fence->finished, -ETIMEDOUT);
+	}
+	if (spyre_device_restore(sdev))
+		drm_err(&sdev->drm, "card did not come back after reset\n");
+	for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
+		drm_sched_resubmit_jobs(&sdev->queues[i].sched);
+		drm_sched_start(&sdev->queues[i].sched);
+	}
+	sdev->reset_count++;
+	mutex_unlock(&sdev->reset_lock);
+	kobject_uevent_env(&sdev->drm.dev->kobj, KOBJ_CHANGE, spyre_reset_event);
+	drm_dev_exit(idx);
+}
