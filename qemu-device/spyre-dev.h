@@ -161,9 +161,9 @@ struct SpyreState {
 
 /* spyre.c */
 int64_t spyre_now_ns(void);
-int64_t spyre_device_time_ns(SpyreState *s);
+int64_t spyre_device_time_ns(const SpyreState *s);
 void spyre_raise_locked(SpyreState *s, uint32_t cause);
-bool spyre_resetting_locked(SpyreState *s);
+bool spyre_resetting_locked(const SpyreState *s);
 
 /* spyre-mmu.c: translation of device virtual addresses for one command */
 typedef struct SpyreExec {

@@ -39,7 +39,7 @@ int64_t spyre_now_ns(void)
     return get_clock();
 }
 
-int64_t spyre_device_time_ns(SpyreState *s)
+int64_t spyre_device_time_ns(const SpyreState *s)
 {
     return spyre_now_ns() - qatomic_read(&s->time_base_ns);
 }
@@ -90,7 +90,7 @@ static void spyre_irq_bh(void *opaque)
     }
 }
 
-bool spyre_resetting_locked(SpyreState *s)
+bool spyre_resetting_locked(const SpyreState *s)
 {
     int i;
 
@@ -135,13 +135,13 @@ static void spyre_telemetry_update_locked(SpyreState *s)
     s->model_dma_busy_ns = s->dma_busy_ns;
 }
 
-static uint32_t spyre_power_mw(SpyreState *s)
+static uint32_t spyre_power_mw(const SpyreState *s)
 {
     return SPYRE_POWER_IDLE_MW +
            (SPYRE_POWER_MAX_MW - SPYRE_POWER_IDLE_MW) * s->utilisation;
 }
 
-static uint32_t spyre_queue_state(SpyreQueue *q)
+static uint32_t spyre_queue_state(const SpyreQueue *q)
 {
     if (!(q->ctrl & SPYRE_QCTRL_ENABLE)) {
         return SPYRE_QSTATE_DISABLED;
@@ -153,7 +153,13 @@ static uint32_t spyre_queue_state(SpyreQueue *q)
                                             : SPYRE_QSTATE_IDLE;
 }
 
-static bool spyre_queue_read(SpyreQueue *q, hwaddr off, uint64_t *val)
+/*
+ * The spyre_*_peek functions: what a read of a register returns, without
+ * the side effects of a guest read (spyre_reg_read_locked adds those); false
+ * when there is no register at that offset.  They take a const SpyreState,
+ * so a write can ask whether a register exists without changing anything.
+ */
+static bool spyre_queue_peek(const SpyreQueue *q, hwaddr off, uint64_t *val)
 {
     switch (off) {
     case SPYRE_QREG_BASE_LO:
@@ -211,7 +217,8 @@ static bool spyre_queue_read(SpyreQueue *q, hwaddr off, uint64_t *val)
     return false;
 }
 
-static bool spyre_ctx_read(SpyreState *s, int c, hwaddr off, uint64_t *val)
+static bool spyre_ctx_peek(const SpyreState *s, int c, hwaddr off,
+                           uint64_t *val)
 {
     switch (off) {
     case SPYRE_CTXREG_ROOT_LO:
@@ -227,10 +234,9 @@ static bool spyre_ctx_read(SpyreState *s, int c, hwaddr off, uint64_t *val)
     return false;
 }
 
-static bool spyre_global_read(SpyreState *s, hwaddr addr, uint64_t *val)
+/* Identification and capabilities: fixed once the device is realized. */
+static bool spyre_caps_peek(const SpyreState *s, hwaddr addr, uint64_t *val)
 {
-    int64_t t;
-
     switch (addr) {
     case SPYRE_REG_ID:
         *val = SPYRE_ID_MAGIC;
@@ -266,12 +272,19 @@ static bool spyre_global_read(SpyreState *s, hwaddr addr, uint64_t *val)
     case SPYRE_REG_APERTURE_SIZE:
         *val = s->aperture_size;
         return true;
+    }
+    return false;
+}
+
+/* Scratch, interrupts, errors, device control and time, the window. */
+static bool spyre_ctrl_peek(const SpyreState *s, hwaddr addr, uint64_t *val)
+{
+    switch (addr) {
     case SPYRE_REG_SCRATCH:
         *val = s->scratch;
         return true;
     case SPYRE_REG_IRQ_TEST:
     case SPYRE_REG_DEV_CTRL:
-    case SPYRE_REG_MMU_INVALIDATE:
         *val = 0;
         return true;
     case SPYRE_REG_IRQ_TEST_COUNT:
@@ -294,9 +307,7 @@ static bool spyre_global_read(SpyreState *s, hwaddr addr, uint64_t *val)
                                          : SPYRE_DEV_STATUS_READY;
         return true;
     case SPYRE_REG_TIME_LO:
-        t = spyre_device_time_ns(s);
-        s->time_hi_latch = t >> 32;
-        *val = (uint32_t)t;
+        *val = (uint32_t)spyre_device_time_ns(s);
         return true;
     case SPYRE_REG_TIME_HI:
         *val = s->time_hi_latch;
@@ -306,6 +317,17 @@ static bool spyre_global_read(SpyreState *s, hwaddr addr, uint64_t *val)
         return true;
     case SPYRE_REG_APERTURE_BASE_HI:
         *val = s->aperture_base >> 32;
+        return true;
+    }
+    return false;
+}
+
+/* MMU invalidation and the fault record. */
+static bool spyre_mmu_peek(const SpyreState *s, hwaddr addr, uint64_t *val)
+{
+    switch (addr) {
+    case SPYRE_REG_MMU_INVALIDATE:
+        *val = 0;
         return true;
     case SPYRE_REG_FAULT_STATUS:
         *val = s->fault_status;
@@ -328,19 +350,28 @@ static bool spyre_global_read(SpyreState *s, hwaddr addr, uint64_t *val)
     case SPYRE_REG_FAULT_REASON:
         *val = s->fault_reason;
         return true;
+    }
+    return false;
+}
+
+/* Telemetry; TEMP_MC and POWER_MW as of the last model update. */
+static bool spyre_telemetry_peek(const SpyreState *s, hwaddr addr,
+                                 uint64_t *val)
+{
+    uint64_t t;
+
+    switch (addr) {
     case SPYRE_REG_TEMP_MC:
-        spyre_telemetry_update_locked(s);
         *val = s->temp_c * 1000.0;
         return true;
     case SPYRE_REG_POWER_MW:
-        spyre_telemetry_update_locked(s);
         *val = spyre_power_mw(s);
         return true;
     case SPYRE_REG_BUSY_NS_LO:
     case SPYRE_REG_BUSY_NS_HI:
         t = s->busy_ns + (s->running_queues ? spyre_now_ns() - s->busy_since_ns
                                             : 0);
-        *val = addr == SPYRE_REG_BUSY_NS_LO ? (uint32_t)t : (uint64_t)t >> 32;
+        *val = addr == SPYRE_REG_BUSY_NS_LO ? (uint32_t)t : t >> 32;
         return true;
     case SPYRE_REG_CMD_COUNT_LO:
         *val = (uint32_t)s->cmd_count;
@@ -381,6 +412,18 @@ static bool spyre_global_read(SpyreState *s, hwaddr addr, uint64_t *val)
     case SPYRE_REG_RING_BYTES_HI:
         *val = s->engine_ring_bytes >> 32;
         return true;
+    }
+    return false;
+}
+
+static bool spyre_global_peek(const SpyreState *s, hwaddr addr,
+                              uint64_t *val)
+{
+    if (spyre_caps_peek(s, addr, val) || spyre_ctrl_peek(s, addr, val) ||
+        spyre_mmu_peek(s, addr, val) || spyre_telemetry_peek(s, addr, val)) {
+        return true;
+    }
+    switch (addr) {
     case SPYRE_REG_DBG_HANG:
         *val = s->dbg_hang;
         return true;
@@ -402,36 +445,69 @@ static bool spyre_decode(hwaddr addr, hwaddr base, hwaddr stride, int count,
     return true;
 }
 
+static bool spyre_reg_peek(const SpyreState *s, hwaddr addr, uint64_t *val)
+{
+    hwaddr off;
+    int i;
+
+    if (spyre_decode(addr, SPYRE_REG_QUEUE(0), 0x100, SPYRE_NUM_QUEUES,
+                     &i, &off)) {
+        return spyre_queue_peek(&s->queues[i], off, val);
+    }
+    if (spyre_decode(addr, SPYRE_REG_CTX(0), 0x10, SPYRE_NUM_CONTEXTS,
+                     &i, &off)) {
+        return spyre_ctx_peek(s, i, off, val);
+    }
+    return spyre_global_peek(s, addr, val);
+}
+
+/* Is there a register at addr?  A pure lookup: no read side effects. */
+static bool spyre_reg_exists(const SpyreState *s, hwaddr addr)
+{
+    uint64_t unused;
+
+    return spyre_reg_peek(s, addr, &unused);
+}
+
+/* A guest read: the register's value and the side effects of reading it. */
+static bool spyre_reg_read_locked(SpyreState *s, hwaddr addr, uint64_t *val)
+{
+    hwaddr off;
+    int64_t t;
+    int i;
+
+    switch (addr) {
+    case SPYRE_REG_TIME_LO:
+        /* One sample for both halves: HI then reads the time LO saw. */
+        t = spyre_device_time_ns(s);
+        s->time_hi_latch = t >> 32;
+        *val = (uint32_t)t;
+        return true;
+    case SPYRE_REG_TEMP_MC:
+    case SPYRE_REG_POWER_MW:
+        spyre_telemetry_update_locked(s);
+        break;
+    }
+    if (spyre_decode(addr, SPYRE_REG_CORE_BUSY_LO(0), 8, SPYRE_NUM_CORES,
+                     &i, &off)) {
+        *val = off ? s->core_busy_cycles[i] >> 32
+                   : (uint32_t)s->core_busy_cycles[i];
+        return true;
+    }
+    return spyre_reg_peek(s, addr, val);
+}
+
 static uint64_t spyre_reg_read(void *opaque, hwaddr addr, unsigned size)
 {
     SpyreState *s = opaque;
     uint64_t val = 0;
-    hwaddr off;
-    bool ok;
-    int i;
 
     qemu_mutex_lock(&s->lock);
     if (size != 4 || (addr & 3)) {
         spyre_guest_error(s, SPYRE_ERR_BAD_SIZE, addr,
                           "read not 32 bits wide and aligned");
-        qemu_mutex_unlock(&s->lock);
-        return ~0ull;
-    }
-    if (spyre_decode(addr, SPYRE_REG_QUEUE(0), 0x100, SPYRE_NUM_QUEUES,
-                     &i, &off)) {
-        ok = spyre_queue_read(&s->queues[i], off, &val);
-    } else if (spyre_decode(addr, SPYRE_REG_CTX(0), 0x10, SPYRE_NUM_CONTEXTS,
-                            &i, &off)) {
-        ok = spyre_ctx_read(s, i, off, &val);
-    } else if (spyre_decode(addr, SPYRE_REG_CORE_BUSY_LO(0), 8, SPYRE_NUM_CORES,
-                            &i, &off)) {
-        val = off ? s->core_busy_cycles[i] >> 32
-                  : (uint32_t)s->core_busy_cycles[i];
-        ok = true;
-    } else {
-        ok = spyre_global_read(s, addr, &val);
-    }
-    if (!ok) {
+        val = ~0ull;
+    } else if (!spyre_reg_read_locked(s, addr, &val)) {
         spyre_guest_error(s, SPYRE_ERR_BAD_OFFSET, addr,
                           "read of unimplemented register");
         val = ~0ull;
@@ -512,90 +588,129 @@ static void spyre_reset_locked(SpyreState *s)
     spyre_queues_kick_locked(s);
 }
 
-static void spyre_queue_write(SpyreState *s, SpyreQueue *q, hwaddr addr,
-                              hwaddr off, uint32_t val)
+/* A write no handler took: to a read-only register, or to no register. */
+static void spyre_write_refused(SpyreState *s, hwaddr addr)
 {
-    bool enabled = q->ctrl & SPYRE_QCTRL_ENABLE;
+    if (spyre_reg_exists(s, addr)) {
+        spyre_guest_error(s, SPYRE_ERR_READ_ONLY, addr,
+                          "write to read-only register");
+    } else {
+        spyre_guest_error(s, SPYRE_ERR_BAD_OFFSET, addr,
+                          "write to unimplemented register");
+    }
+}
 
+/* BASE, SIZE and CONTEXT: only while the queue is disabled. */
+static void spyre_queue_setup_write(SpyreState *s, SpyreQueue *q, hwaddr addr,
+                                    hwaddr off, uint32_t val)
+{
+    if (q->ctrl & SPYRE_QCTRL_ENABLE) {
+        spyre_guest_error(s, SPYRE_ERR_BUSY, addr,
+                          "queue set-up while the queue is enabled");
+        return;
+    }
     switch (off) {
     case SPYRE_QREG_BASE_LO:
-    case SPYRE_QREG_BASE_HI:
-    case SPYRE_QREG_SIZE:
-    case SPYRE_QREG_CONTEXT:
-        if (enabled) {
-            spyre_guest_error(s, SPYRE_ERR_BUSY, addr,
-                              "queue set-up while the queue is enabled");
-        } else if (off == SPYRE_QREG_BASE_LO && (val & 0xfff)) {
+        if (val & 0xfff) {
             spyre_guest_error(s, SPYRE_ERR_BAD_VALUE, addr,
                               "ring base not 4 KiB aligned");
-        } else if (off == SPYRE_QREG_BASE_LO) {
+        } else {
             q->base = deposit64(q->base, 0, 32, val);
-        } else if (off == SPYRE_QREG_BASE_HI) {
-            q->base = deposit64(q->base, 32, 32, val);
-        } else if (off == SPYRE_QREG_SIZE &&
-                   (val < 2 || val > 4096 || !is_power_of_2(val))) {
+        }
+        break;
+    case SPYRE_QREG_BASE_HI:
+        q->base = deposit64(q->base, 32, 32, val);
+        break;
+    case SPYRE_QREG_SIZE:
+        if (val < 2 || val > 4096 || !is_power_of_2(val)) {
             spyre_guest_error(s, SPYRE_ERR_BAD_VALUE, addr,
                               "ring size not a power of 2 in 2..4096");
-        } else if (off == SPYRE_QREG_SIZE) {
+        } else {
             q->size = val;
-        } else if (val >= SPYRE_NUM_CONTEXTS) {
+        }
+        break;
+    case SPYRE_QREG_CONTEXT:
+        if (val >= SPYRE_NUM_CONTEXTS) {
             spyre_guest_error(s, SPYRE_ERR_BAD_VALUE, addr,
                               "context id out of range");
         } else {
             q->context = val;
         }
         break;
-    case SPYRE_QREG_CTRL:
-        if (val & ~(SPYRE_QCTRL_ENABLE | SPYRE_QCTRL_RESUME |
-                    SPYRE_QCTRL_PRIORITY_MASK)) {
-            spyre_guest_error(s, SPYRE_ERR_BAD_VALUE, addr,
-                              "undefined bits in queue CTRL");
-        } else if (!(val & SPYRE_QCTRL_ENABLE) && enabled && q->running) {
-            spyre_guest_error(s, SPYRE_ERR_BUSY, addr,
-                              "disabling a queue that is running a command");
-        } else if ((val & SPYRE_QCTRL_ENABLE) && !enabled && !q->size) {
-            spyre_guest_error(s, SPYRE_ERR_BAD_VALUE, addr,
-                              "enabling a queue without a ring size");
-        } else if ((val & SPYRE_QCTRL_RESUME) &&
-                   !(enabled && (val & SPYRE_QCTRL_ENABLE))) {
-            spyre_guest_error(s, SPYRE_ERR_BUSY, addr,
-                              "resume of a disabled queue");
-        } else {
-            if ((val & SPYRE_QCTRL_ENABLE) && !enabled) {
-                q->head = q->tail = 0;
-                q->completed = 0;
-                q->stopped = false;
-            }
-            if (val & SPYRE_QCTRL_RESUME) {
-                q->stopped = false;
-            }
-            q->ctrl = val & (SPYRE_QCTRL_ENABLE | SPYRE_QCTRL_PRIORITY_MASK);
-            qemu_cond_broadcast(&s->cond);
-            spyre_queue_kick_locked(q);
+    default:
+        g_assert_not_reached();
+    }
+}
+
+static void spyre_queue_ctrl_write(SpyreState *s, SpyreQueue *q, hwaddr addr,
+                                   uint32_t val)
+{
+    bool enabled = q->ctrl & SPYRE_QCTRL_ENABLE;
+
+    if (val & ~(SPYRE_QCTRL_ENABLE | SPYRE_QCTRL_RESUME |
+                SPYRE_QCTRL_PRIORITY_MASK)) {
+        spyre_guest_error(s, SPYRE_ERR_BAD_VALUE, addr,
+                          "undefined bits in queue CTRL");
+    } else if (!(val & SPYRE_QCTRL_ENABLE) && enabled && q->running) {
+        spyre_guest_error(s, SPYRE_ERR_BUSY, addr,
+                          "disabling a queue that is running a command");
+    } else if ((val & SPYRE_QCTRL_ENABLE) && !enabled && !q->size) {
+        spyre_guest_error(s, SPYRE_ERR_BAD_VALUE, addr,
+                          "enabling a queue without a ring size");
+    } else if ((val & SPYRE_QCTRL_RESUME) &&
+               !(enabled && (val & SPYRE_QCTRL_ENABLE))) {
+        spyre_guest_error(s, SPYRE_ERR_BUSY, addr,
+                          "resume of a disabled queue");
+    } else {
+        if ((val & SPYRE_QCTRL_ENABLE) && !enabled) {
+            q->head = q->tail = 0;
+            q->completed = 0;
+            q->stopped = false;
         }
+        if (val & SPYRE_QCTRL_RESUME) {
+            q->stopped = false;
+        }
+        q->ctrl = val & (SPYRE_QCTRL_ENABLE | SPYRE_QCTRL_PRIORITY_MASK);
+        qemu_cond_broadcast(&s->cond);
+        spyre_queue_kick_locked(q);
+    }
+}
+
+static void spyre_queue_doorbell(SpyreState *s, SpyreQueue *q, hwaddr addr,
+                                 uint32_t val)
+{
+    if (!(q->ctrl & SPYRE_QCTRL_ENABLE)) {
+        spyre_guest_error(s, SPYRE_ERR_BUSY, addr,
+                          "doorbell on a disabled queue");
+    } else if (val >= q->size) {
+        spyre_guest_error(s, SPYRE_ERR_BAD_VALUE, addr,
+                          "doorbell beyond the ring");
+    } else {
+        trace_spyre_doorbell(q->index, val);
+        q->tail = val;
+        qemu_cond_broadcast(&s->cond);
+        spyre_queue_kick_locked(q);
+    }
+}
+
+static void spyre_queue_write(SpyreState *s, SpyreQueue *q, hwaddr addr,
+                              hwaddr off, uint32_t val)
+{
+    switch (off) {
+    case SPYRE_QREG_BASE_LO:
+    case SPYRE_QREG_BASE_HI:
+    case SPYRE_QREG_SIZE:
+    case SPYRE_QREG_CONTEXT:
+        spyre_queue_setup_write(s, q, addr, off, val);
+        break;
+    case SPYRE_QREG_CTRL:
+        spyre_queue_ctrl_write(s, q, addr, val);
         break;
     case SPYRE_QREG_DOORBELL:
-        if (!enabled) {
-            spyre_guest_error(s, SPYRE_ERR_BUSY, addr,
-                              "doorbell on a disabled queue");
-        } else if (val >= q->size) {
-            spyre_guest_error(s, SPYRE_ERR_BAD_VALUE, addr,
-                              "doorbell beyond the ring");
-        } else {
-            trace_spyre_doorbell(q->index, val);
-            q->tail = val;
-            qemu_cond_broadcast(&s->cond);
-            spyre_queue_kick_locked(q);
-        }
+        spyre_queue_doorbell(s, q, addr, val);
         break;
     default:
-        if (spyre_queue_read(q, off, &(uint64_t){0})) {
-            spyre_guest_error(s, SPYRE_ERR_READ_ONLY, addr,
-                              "write to read-only queue register");
-        } else {
-            spyre_guest_error(s, SPYRE_ERR_BAD_OFFSET, addr,
-                              "write to unimplemented register");
-        }
+        spyre_write_refused(s, addr);
         break;
     }
 }
@@ -624,9 +739,37 @@ static void spyre_ctx_write(SpyreState *s, int c, hwaddr addr, hwaddr off,
         }
         break;
     default:
-        spyre_guest_error(s, SPYRE_ERR_BAD_OFFSET, addr,
-                          "write to unimplemented register");
+        spyre_write_refused(s, addr);
         break;
+    }
+}
+
+static void spyre_set_int_mask(SpyreState *s, hwaddr addr, uint32_t val)
+{
+    uint32_t pending;
+
+    if (val & ~SPYRE_INT_ALL) {
+        spyre_guest_error(s, SPYRE_ERR_BAD_VALUE, addr,
+                          "undefined bits in INT_MASK");
+        return;
+    }
+    /* Causes that were pending while masked fire on unmask. */
+    pending = s->int_status & s->int_mask & ~val;
+    s->int_mask = val;
+    if (pending) {
+        spyre_raise_locked(s, pending);
+    }
+}
+
+static void spyre_dev_ctrl_write(SpyreState *s, hwaddr addr, uint32_t val)
+{
+    if (val & ~SPYRE_DEV_CTRL_RESET) {
+        spyre_guest_error(s, SPYRE_ERR_BAD_VALUE, addr,
+                          "undefined bits in DEV_CTRL");
+    } else if (val) {
+        trace_spyre_reset("DEV_CTRL");
+        spyre_reset_locked(s);
+        memory_region_set_alias_offset(&s->aperture, 0);
     }
 }
 
@@ -678,15 +821,8 @@ static void spyre_arm_injection(SpyreState *s, hwaddr addr, uint32_t val,
     }
 }
 
-static bool spyre_is_readable(SpyreState *s, hwaddr addr)
-{
-    return spyre_global_read(s, addr, &(uint64_t){0});
-}
-
 static void spyre_global_write(SpyreState *s, hwaddr addr, uint32_t val)
 {
-    uint32_t pending;
-
     switch (addr) {
     case SPYRE_REG_SCRATCH:
         s->scratch = val;
@@ -704,31 +840,14 @@ static void spyre_global_write(SpyreState *s, hwaddr addr, uint32_t val)
         s->int_status &= ~val;
         break;
     case SPYRE_REG_INT_MASK:
-        if (val & ~SPYRE_INT_ALL) {
-            spyre_guest_error(s, SPYRE_ERR_BAD_VALUE, addr,
-                              "undefined bits in INT_MASK");
-            break;
-        }
-        /* Causes that were pending while masked fire on unmask. */
-        pending = s->int_status & s->int_mask & ~val;
-        s->int_mask = val;
-        if (pending) {
-            spyre_raise_locked(s, pending);
-        }
+        spyre_set_int_mask(s, addr, val);
         break;
     case SPYRE_REG_ERR_STATUS:
         s->err_status = SPYRE_ERR_NONE;
         s->err_addr = 0;
         break;
     case SPYRE_REG_DEV_CTRL:
-        if (val & ~SPYRE_DEV_CTRL_RESET) {
-            spyre_guest_error(s, SPYRE_ERR_BAD_VALUE, addr,
-                              "undefined bits in DEV_CTRL");
-        } else if (val) {
-            trace_spyre_reset("DEV_CTRL");
-            spyre_reset_locked(s);
-            memory_region_set_alias_offset(&s->aperture, 0);
-        }
+        spyre_dev_ctrl_write(s, addr, val);
         break;
     case SPYRE_REG_APERTURE_BASE_LO:
         s->aperture_lo_staged = val;
@@ -754,13 +873,7 @@ static void spyre_global_write(SpyreState *s, hwaddr addr, uint32_t val)
         spyre_arm_injection(s, addr, val, false);
         break;
     default:
-        if (spyre_is_readable(s, addr)) {
-            spyre_guest_error(s, SPYRE_ERR_READ_ONLY, addr,
-                              "write to read-only register");
-        } else {
-            spyre_guest_error(s, SPYRE_ERR_BAD_OFFSET, addr,
-                              "write to unimplemented register");
-        }
+        spyre_write_refused(s, addr);
         break;
     }
 }

@@ -1752,6 +1752,29 @@ static void test_hostile_registers(void *obj, void *data, QGuestAllocator *alloc
                      SPYRE_CMD_STATUS_SUCCESS);
 }
 
+/*
+ * TIME_LO is read-only: a write is refused (READ_ONLY) and, unlike a read,
+ * does not latch TIME_HI.  Regression: the read-only check once ran the
+ * read itself, so writing TIME_LO latched HI.  HI only moves after 2^32 ns
+ * of device time, so the test sleeps 4.5 s between latch and write.
+ */
+static void test_time_lo_write(void *obj, void *data, QGuestAllocator *alloc)
+{
+    Card c;
+
+    card_open(&c, obj, alloc);
+    wr(&c, SPYRE_REG_DEV_CTRL, SPYRE_DEV_CTRL_RESET);   /* time restarts */
+    rd(&c, SPYRE_REG_TIME_LO);
+    g_assert_cmpuint(rd(&c, SPYRE_REG_TIME_HI), ==, 0);
+    g_usleep(4500 * 1000);
+    wr(&c, SPYRE_REG_TIME_LO, 0);
+    expect_err(&c, SPYRE_ERR_READ_ONLY, SPYRE_REG_TIME_LO);
+    g_assert_cmpuint(rd(&c, SPYRE_REG_TIME_HI), ==, 0);
+    /* A read does latch: device time is now past 2^32 ns. */
+    rd(&c, SPYRE_REG_TIME_LO);
+    g_assert_cmpuint(rd(&c, SPYRE_REG_TIME_HI), >=, 1);
+}
+
 static void spyre_register_nodes(void)
 {
     QOSGraphEdgeOptions opts = {
@@ -1803,6 +1826,7 @@ static void spyre_register_nodes(void)
     qos_add_test("hostile/commands", "spyre", test_hostile_commands, NULL);
     qos_add_test("hostile/ring", "spyre", test_hostile_ring, NULL);
     qos_add_test("hostile/registers", "spyre", test_hostile_registers, NULL);
+    qos_add_test("hostile/time-lo-write", "spyre", test_time_lo_write, NULL);
 }
 
 libqos_init(spyre_register_nodes);
