@@ -18,16 +18,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define AGENTQ_NEVER	UINT64_MAX
+#define AGENTQ_NEVER UINT64_MAX
 
 struct agentq_node {
-	uint64_t t;
-	uint32_t idx;
+    uint64_t t;
+    uint32_t idx;
 };
 
 struct agentq {
-	uint32_t leaves;		/* power of two >= agents */
-	struct agentq_node *tree[2];	/* [0] other agents, [1] DRAM agents */
+    uint32_t leaves;             /* power of two >= agents */
+    struct agentq_node *tree[2]; /* [0] other agents, [1] DRAM agents */
 };
 
 /* Bytes of memory agentq_init() needs for `agents` agents. */
@@ -40,12 +40,14 @@ void agentq_init(struct agentq *q, uint32_t agents, void *mem);
 void agentq_set(struct agentq *q, bool dram, uint32_t idx, uint64_t t);
 
 /* When agent idx (in tree dram ? 1 : 0) may start, as last set. */
-static inline uint64_t agentq_time(const struct agentq *q, bool dram, uint32_t idx)
+static inline uint64_t agentq_time(const struct agentq *q, bool dram,
+                                   uint32_t idx)
 {
-	return q->tree[dram][q->leaves + idx].t;
+    return q->tree[dram][q->leaves + idx].t;
 }
 
 /* The agent to fire and its start time; false when none can fire. */
-bool agentq_pick(const struct agentq *q, uint64_t dram_free, uint32_t *idx, uint64_t *t);
+bool agentq_pick(const struct agentq *q, uint64_t dram_free, uint32_t *idx,
+                 uint64_t *t);
 
 #endif /* SPYRE_ENGINE_AGENTQ_H */

@@ -19,11 +19,11 @@
 #include "threads.h"
 
 struct engine_arena {
-	bool cached;
-	unsigned char *block;		/* bump-allocated, 64-byte aligned pieces */
-	size_t size, used;
-	struct engine_pool *pool;
-	unsigned pool_request;		/* host_threads the pool was made for */
+    bool cached;
+    unsigned char *block; /* bump-allocated, 64-byte aligned pieces */
+    size_t size, used;
+    struct engine_pool *pool;
+    unsigned pool_request; /* host_threads the pool was made for */
 };
 
 /* The cached arena if free, else a new one; NULL when host memory runs out. */
@@ -39,7 +39,7 @@ void *arena_alloc(struct engine_arena *a, size_t bytes);
 /* Bytes arena_alloc() takes for a piece of `bytes`, for sizing reservations. */
 static inline size_t arena_piece(size_t bytes)
 {
-	return (bytes + 63) & ~(size_t)63;
+    return (bytes + 63) & ~(size_t)63;
 }
 
 /* The thread pool for host_threads (0: every CPU); NULL on failure. */

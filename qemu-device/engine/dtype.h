@@ -23,6 +23,6 @@ void dtype_load(const uint8_t *src, unsigned dtype, size_t n, float *dst);
  * of a result are always 0, never stale data.
  */
 void dtype_store(uint8_t *dst, unsigned dtype, const float *src, size_t n,
-		 size_t padded_bytes);
+                 size_t padded_bytes);
 
 #endif /* SPYRE_ENGINE_DTYPE_H */

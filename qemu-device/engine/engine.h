@@ -5,11 +5,11 @@
  * the host and reports the device time the timing model gives it.
  * Independent of QEMU: device memory is reached through callbacks.
  *
- *	struct spyre_engine_config cfg;
- *	spyre_engine_config_default(&cfg);
- *	st = spyre_program_load(&cfg, image, len, &prog, &err);
- *	st = spyre_program_run(prog, args, nargs, &mem, &stats, &err);
- *	spyre_program_free(prog);
+ *     struct spyre_engine_config cfg;
+ *     spyre_engine_config_default(&cfg);
+ *     st = spyre_program_load(&cfg, image, len, &prog, &err);
+ *     st = spyre_program_run(prog, args, nargs, &mem, &stats, &err);
+ *     spyre_program_free(prog);
  *
  * A loaded program is immutable; runs of one program must not overlap.
  */
@@ -19,38 +19,42 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SPYRE_ENGINE_MAX_CORES		32
-#define SPYRE_ENGINE_MAX_HOST_THREADS	64	/* host_threads is capped here */
+#define SPYRE_ENGINE_MAX_CORES 32
+#define SPYRE_ENGINE_MAX_HOST_THREADS 64 /* host_threads is capped here */
 
 /* Results of load and run; docs/engine.md says what causes each. */
 enum spyre_engine_status {
-	SPYRE_ENGINE_OK = 0,
-	SPYRE_ENGINE_E_TRUNCATED,	/* image shorter than its tables */
-	SPYRE_ENGINE_E_MAGIC,
-	SPYRE_ENGINE_E_VERSION,
-	SPYRE_ENGINE_E_RESERVED,	/* a reserved field or flag is not 0 */
-	SPYRE_ENGINE_E_CORE_MASK,	/* empty, or names a core the card lacks */
-	SPYRE_ENGINE_E_TOO_MANY,	/* args, buffers, streams or ops over the limit */
-	SPYRE_ENGINE_E_BUFFER,		/* misaligned, empty, or outside the usable scratchpad */
-	SPYRE_ENGINE_E_OVERLAP,		/* two buffers share scratchpad bytes */
-	SPYRE_ENGINE_E_SPAD_DECLARED,	/* buffers use more than the core entry declares */
-	SPYRE_ENGINE_E_STREAM,		/* bad endpoint kind, FIFO, count or dependency */
-	SPYRE_ENGINE_E_PATTERN,		/* zero loop, misaligned or overflowing stride, out of its buffer */
-	SPYRE_ENGINE_E_OPCODE,		/* unknown opcode */
-	SPYRE_ENGINE_E_OP,		/* op parameters out of range */
-	SPYRE_ENGINE_E_DTYPE,		/* unknown data type, or one the op does not take */
-	SPYRE_ENGINE_E_BINDING,		/* an op stream without exactly one op at that end */
-	SPYRE_ENGINE_E_COUNT,		/* a stream's sticks differ from what its ops move */
-	SPYRE_ENGINE_E_FIFO_SMALL,	/* a FIFO cannot hold one firing's sticks */
-	SPYRE_ENGINE_E_RING,		/* ring sender and receiver do not match */
-	SPYRE_ENGINE_E_TOO_MUCH_WORK,	/* more work than the configured limit */
-	SPYRE_ENGINE_E_ARGS,		/* argument count differs from the header */
-	SPYRE_ENGINE_E_ADDRESS,		/* a device-memory range misaligned or past 2^48 */
-	SPYRE_ENGINE_E_MEMORY,		/* the device-memory callback failed */
-	SPYRE_ENGINE_E_DEADLOCK,	/* no stream or op can progress, work remains */
-	SPYRE_ENGINE_E_NOMEM,		/* host allocation failed */
-	SPYRE_ENGINE_E_INVALID,		/* NULL or inconsistent API arguments */
-	SPYRE_ENGINE_STATUS_COUNT
+    SPYRE_ENGINE_OK = 0,
+    SPYRE_ENGINE_E_TRUNCATED, /* image shorter than its tables */
+    SPYRE_ENGINE_E_MAGIC,
+    SPYRE_ENGINE_E_VERSION,
+    SPYRE_ENGINE_E_RESERVED,  /* a reserved field or flag is not 0 */
+    SPYRE_ENGINE_E_CORE_MASK, /* empty, or names a core the card lacks */
+    SPYRE_ENGINE_E_TOO_MANY,  /* args, buffers, streams or ops over the limit */
+    /* misaligned, empty, or outside the usable scratchpad */
+    SPYRE_ENGINE_E_BUFFER,
+    SPYRE_ENGINE_E_OVERLAP, /* two buffers share scratchpad bytes */
+    /* buffers use more than the core entry declares */
+    SPYRE_ENGINE_E_SPAD_DECLARED,
+    SPYRE_ENGINE_E_STREAM, /* bad endpoint kind, FIFO, count or dependency */
+    /* zero loop, misaligned or overflowing stride, out of its buffer */
+    SPYRE_ENGINE_E_PATTERN,
+    SPYRE_ENGINE_E_OPCODE, /* unknown opcode */
+    SPYRE_ENGINE_E_OP,     /* op parameters out of range */
+    SPYRE_ENGINE_E_DTYPE,  /* unknown data type, or one the op does not take */
+    /* an op stream without exactly one op at that end */
+    SPYRE_ENGINE_E_BINDING,
+    SPYRE_ENGINE_E_COUNT, /* a stream's sticks differ from what its ops move */
+    SPYRE_ENGINE_E_FIFO_SMALL,    /* a FIFO cannot hold one firing's sticks */
+    SPYRE_ENGINE_E_RING,          /* ring sender and receiver do not match */
+    SPYRE_ENGINE_E_TOO_MUCH_WORK, /* more work than the configured limit */
+    SPYRE_ENGINE_E_ARGS,          /* argument count differs from the header */
+    SPYRE_ENGINE_E_ADDRESS,  /* a device-memory range misaligned or past 2^48 */
+    SPYRE_ENGINE_E_MEMORY,   /* the device-memory callback failed */
+    SPYRE_ENGINE_E_DEADLOCK, /* no stream or op can progress, work remains */
+    SPYRE_ENGINE_E_NOMEM,    /* host allocation failed */
+    SPYRE_ENGINE_E_INVALID,  /* NULL or inconsistent API arguments */
+    SPYRE_ENGINE_STATUS_COUNT
 };
 
 /*
@@ -58,30 +62,35 @@ enum spyre_engine_status {
  * each).  Rates are per core unless they say otherwise.
  */
 struct spyre_timing_params {
-	double clock_ghz;		/* device cycles per ns */
-	double pe_macs_per_cycle;	/* PE arrays of both corelets, fp16/bf16 */
-	double pe_fp32_factor;		/* fp32 inputs run at this fraction of it */
-	double pe_firing_cycles;	/* fill and drain of the array, per matmul firing */
-	double sfp_lanes_per_cycle;	/* SFP element operations per cycle, both corelets */
-	double op_firing_cycles;	/* dispatch overhead of every op firing */
-	double dram_bytes_per_ns;	/* whole card, one direction at a time */
-	double dram_turnaround_ns;	/* paid when the DRAM direction changes */
-	double dram_latency_ns;		/* request to first stick */
-	double ring_bytes_per_cycle;	/* per link per direction */
-	double ring_hop_cycles;		/* latency per hop */
-	double spad_bytes_per_cycle;	/* each of a core's scratchpad read and write ports */
-	double spad_request_cycles;	/* port cycles per contiguous scratchpad run */
-	unsigned burst_sticks;		/* sticks per DRAM/ring/scratchpad transfer at most */
+    double clock_ghz;         /* device cycles per ns */
+    double pe_macs_per_cycle; /* PE arrays of both corelets, fp16/bf16 */
+    double pe_fp32_factor;    /* fp32 inputs run at this fraction of it */
+    /* fill and drain of the array, per matmul firing */
+    double pe_firing_cycles;
+    /* SFP element operations per cycle, both corelets */
+    double sfp_lanes_per_cycle;
+    double op_firing_cycles;     /* dispatch overhead of every op firing */
+    double dram_bytes_per_ns;    /* whole card, one direction at a time */
+    double dram_turnaround_ns;   /* paid when the DRAM direction changes */
+    double dram_latency_ns;      /* request to first stick */
+    double ring_bytes_per_cycle; /* per link per direction */
+    double ring_hop_cycles;      /* latency per hop */
+    /* each of a core's scratchpad read and write ports */
+    double spad_bytes_per_cycle;
+    double spad_request_cycles; /* port cycles per contiguous scratchpad run */
+    /* sticks per DRAM/ring/scratchpad transfer at most */
+    unsigned burst_sticks;
 };
 
 struct spyre_engine_config {
-	unsigned num_cores;		/* 1..SPYRE_ENGINE_MAX_CORES */
-	uint32_t scratchpad_bytes;	/* per core */
-	uint32_t reserved_bytes;	/* at the bottom of each scratchpad, for the program */
-	uint64_t max_work;		/* bound on sticks moved + op firings, per launch */
-	unsigned host_threads;		/* host threads for op kernels, 0 = all CPUs */
-	int host_portable;		/* 1: no SIMD kernels (same results, for tests) */
-	struct spyre_timing_params timing;
+    unsigned num_cores;        /* 1..SPYRE_ENGINE_MAX_CORES */
+    uint32_t scratchpad_bytes; /* per core */
+    /* at the bottom of each scratchpad, for the program */
+    uint32_t reserved_bytes;
+    uint64_t max_work;     /* bound on sticks moved + op firings, per launch */
+    unsigned host_threads; /* host threads for op kernels, 0 = all CPUs */
+    int host_portable;     /* 1: no SIMD kernels (same results, for tests) */
+    struct spyre_timing_params timing;
 };
 
 /*
@@ -97,50 +106,49 @@ struct spyre_engine_config {
  * copies what it still needs from a range before writing over it).
  */
 struct spyre_engine_mem {
-	void *opaque;
-	int (*read)(void *opaque, uint64_t addr, void *buf, size_t len);
-	int (*write)(void *opaque, uint64_t addr, const void *buf, size_t len);
-	const void *(*map)(void *opaque, uint64_t addr, size_t len);
+    void *opaque;
+    int (*read)(void *opaque, uint64_t addr, void *buf, size_t len);
+    int (*write)(void *opaque, uint64_t addr, const void *buf, size_t len);
+    const void *(*map)(void *opaque, uint64_t addr, size_t len);
 };
 
 /* Where a failure was found, for logs and tests. */
 struct spyre_engine_error {
-	enum spyre_engine_status status;
-	int core;			/* -1 when not about one core */
-	int index;			/* stream or op index, -1 otherwise */
-	char detail[128];
+    enum spyre_engine_status status;
+    int core;  /* -1 when not about one core */
+    int index; /* stream or op index, -1 otherwise */
+    char detail[128];
 };
 
 struct spyre_engine_stats {
-	uint64_t device_cycles;		/* launch to last store */
-	uint64_t device_ns;
-	uint64_t busy_cycles[SPYRE_ENGINE_MAX_CORES];	/* PE or SFP busy */
-	uint64_t pe_busy_cycles[SPYRE_ENGINE_MAX_CORES];
-	uint64_t dram_read_bytes;
-	uint64_t dram_write_bytes;
-	uint64_t ring_bytes;		/* payload sent */
-	uint64_t ring_link_bytes;	/* bytes times links crossed */
-	uint64_t op_firings;
-	uint64_t macs;			/* multiply-accumulates performed */
+    uint64_t device_cycles; /* launch to last store */
+    uint64_t device_ns;
+    uint64_t busy_cycles[SPYRE_ENGINE_MAX_CORES]; /* PE or SFP busy */
+    uint64_t pe_busy_cycles[SPYRE_ENGINE_MAX_CORES];
+    uint64_t dram_read_bytes;
+    uint64_t dram_write_bytes;
+    uint64_t ring_bytes;      /* payload sent */
+    uint64_t ring_link_bytes; /* bytes times links crossed */
+    uint64_t op_firings;
+    uint64_t macs; /* multiply-accumulates performed */
 };
 
 struct spyre_program;
 
 void spyre_engine_config_default(struct spyre_engine_config *cfg);
 
-enum spyre_engine_status spyre_program_load(const struct spyre_engine_config *cfg,
-					    const void *image, size_t len,
-					    struct spyre_program **out,
-					    struct spyre_engine_error *err);
+enum spyre_engine_status spyre_program_load(
+    const struct spyre_engine_config *cfg, const void *image, size_t len,
+    struct spyre_program **out, struct spyre_engine_error *err);
 
 /* Number of u64 arguments the program expects. */
 unsigned spyre_program_num_args(const struct spyre_program *prog);
 
 enum spyre_engine_status spyre_program_run(struct spyre_program *prog,
-					   const uint64_t *args, unsigned nargs,
-					   const struct spyre_engine_mem *mem,
-					   struct spyre_engine_stats *stats,
-					   struct spyre_engine_error *err);
+                                           const uint64_t *args, unsigned nargs,
+                                           const struct spyre_engine_mem *mem,
+                                           struct spyre_engine_stats *stats,
+                                           struct spyre_engine_error *err);
 
 void spyre_program_free(struct spyre_program *prog);
 

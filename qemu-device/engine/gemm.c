@@ -20,180 +20,219 @@
 #include "spyre_program.h"
 
 static const unsigned isa_mr[GEMM_ISA_COUNT] = { 16, 6, 16 };
-static const char *const isa_names[GEMM_ISA_COUNT] = { "portable", "avx2", "avx512" };
+static const char *const isa_names[GEMM_ISA_COUNT] = { "portable", "avx2",
+                                                       "avx512" };
 
 static inline float load_elem(const uint8_t *p, unsigned dtype, size_t i)
 {
-	uint16_t h;
-	float f;
+    uint16_t h;
+    float f;
 
-	if (dtype == SPK_DT_FP32) {
-		memcpy(&f, p + 4 * i, 4);
-		return f;
-	}
-	memcpy(&h, p + 2 * i, 2);
-	return dtype == SPK_DT_FP16 ? fp16_to_f32(h) : bf16_to_f32(h);
+    if (dtype == SPK_DT_FP32) {
+        memcpy(&f, p + 4 * i, 4);
+        return f;
+    }
+    memcpy(&h, p + 2 * i, 2);
+    return dtype == SPK_DT_FP16 ? fp16_to_f32(h) : bf16_to_f32(h);
 }
 
 static inline size_t elem_size(unsigned dtype)
 {
-	return dtype == SPK_DT_FP32 ? 4 : 2;
+    return dtype == SPK_DT_FP32 ? 4 : 2;
 }
 
-/* Panel p's columns kk0 .. k - 1, one element at a time; rows past `rows` are 0. */
-static void pack_a_portable(const uint8_t *a, size_t a_row, unsigned dtype, uint32_t rows,
-			    uint32_t k, uint32_t p, unsigned mr, float *dst, uint32_t kk0)
+/*
+ * Panel p's columns kk0 .. k - 1, one element at a time; rows past `rows` are
+ * 0.
+ */
+static void pack_a_portable(const uint8_t *a, size_t a_row, unsigned dtype,
+                            uint32_t rows, uint32_t k, uint32_t p, unsigned mr,
+                            float *dst, uint32_t kk0)
 {
-	for (uint32_t kk = kk0; kk < k; kk++)
-		for (uint32_t r = 0; r < mr; r++) {
-			uint32_t row = p * mr + r;
+    for (uint32_t kk = kk0; kk < k; kk++) {
+        for (uint32_t r = 0; r < mr; r++) {
+            uint32_t row = p * mr + r;
 
-			dst[(size_t)kk * mr + r] =
-				row < rows ? load_elem(a + row * a_row, dtype, kk) : 0.0f;
-		}
+            dst[(size_t)kk * mr + r] =
+                row < rows ? load_elem(a + row * a_row, dtype, kk) : 0.0f;
+        }
+    }
 }
 
 /* The portable tile: a k step converts the NR B values once. */
-static void tile_portable(const float *ap, const uint8_t *b, size_t b_row, unsigned dtype,
-			  uint32_t k, float *c, size_t ldc, uint32_t rows, uint32_t cols,
-			  bool zero)
+static void tile_portable(const float *ap, const uint8_t *b, size_t b_row,
+                          unsigned dtype, uint32_t k, float *c, size_t ldc,
+                          uint32_t rows, uint32_t cols, bool zero)
 {
-	const unsigned mr = isa_mr[GEMM_PORTABLE];
-	float acc[16][GEMM_NR], bv[GEMM_NR];
+    const unsigned mr = isa_mr[GEMM_PORTABLE];
+    float acc[16][GEMM_NR], bv[GEMM_NR];
 
-	for (uint32_t r = 0; r < mr; r++)
-		for (uint32_t j = 0; j < GEMM_NR; j++)
-			acc[r][j] = zero || r >= rows || j >= cols ? 0.0f : c[r * ldc + j];
-	for (uint32_t kk = 0; kk < k; kk++) {
-		for (uint32_t j = 0; j < cols; j++)
-			bv[j] = load_elem(b, dtype, j);
-		for (uint32_t r = 0; r < rows; r++)
-			for (uint32_t j = 0; j < cols; j++)
-				acc[r][j] = fmaf(ap[r], bv[j], acc[r][j]);
-		ap += mr;
-		b += b_row;
-	}
-	for (uint32_t r = 0; r < rows; r++)
-		memcpy(c + r * ldc, acc[r], cols * sizeof(float));
+    for (uint32_t r = 0; r < mr; r++) {
+        for (uint32_t j = 0; j < GEMM_NR; j++) {
+            acc[r][j] = zero || r >= rows || j >= cols ? 0.0f : c[r * ldc + j];
+        }
+    }
+    for (uint32_t kk = 0; kk < k; kk++) {
+        for (uint32_t j = 0; j < cols; j++) {
+            bv[j] = load_elem(b, dtype, j);
+        }
+        for (uint32_t r = 0; r < rows; r++) {
+            for (uint32_t j = 0; j < cols; j++) {
+                acc[r][j] = fmaf(ap[r], bv[j], acc[r][j]);
+            }
+        }
+        ap += mr;
+        b += b_row;
+    }
+    for (uint32_t r = 0; r < rows; r++) {
+        memcpy(c + r * ldc, acc[r], cols * sizeof(float));
+    }
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
 #define X86_HAVE_SIMD 1
-#define AVX2_TARGET	__attribute__((target("avx2,fma,f16c")))
-#define AVX512_TARGET	__attribute__((target("avx512f,avx2,fma,f16c")))
-#define INLINE		static inline __attribute__((always_inline))
+#define AVX2_TARGET __attribute__((target("avx2,fma,f16c")))
+#define AVX512_TARGET __attribute__((target("avx512f,avx2,fma,f16c")))
+#define ALWAYS_INLINE inline __attribute__((always_inline))
 
 /* 8 elements of dtype from p as fp32, exactly. */
-INLINE AVX2_TARGET __m256 load8(const uint8_t *p, unsigned dtype)
+static ALWAYS_INLINE AVX2_TARGET __m256 load8(const uint8_t *p, unsigned dtype)
 {
-	if (dtype == SPK_DT_FP32)
-		return _mm256_loadu_ps((const float *)(const void *)p);
-	if (dtype == SPK_DT_FP16)
-		return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)p));
-	return _mm256_castsi256_ps(_mm256_slli_epi32(
-		_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)p)), 16));
+    if (dtype == SPK_DT_FP32) {
+        return _mm256_loadu_ps((const float *)(const void *)p);
+    }
+    if (dtype == SPK_DT_FP16) {
+        return _mm256_cvtph_ps(_mm_loadu_si128((const void *)p));
+    }
+    return _mm256_castsi256_ps(_mm256_slli_epi32(
+        _mm256_cvtepu16_epi32(_mm_loadu_si128((const void *)p)), 16));
 }
 
 /* 16 elements of dtype from p as fp32, exactly. */
-INLINE AVX512_TARGET __m512 load16(const uint8_t *p, unsigned dtype)
+static ALWAYS_INLINE AVX512_TARGET __m512 load16(const uint8_t *p,
+                                                 unsigned dtype)
 {
-	if (dtype == SPK_DT_FP32)
-		return _mm512_loadu_ps((const float *)(const void *)p);
-	if (dtype == SPK_DT_FP16)
-		return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)p));
-	return _mm512_castsi512_ps(_mm512_slli_epi32(
-		_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(const void *)p)), 16));
+    if (dtype == SPK_DT_FP32) {
+        return _mm512_loadu_ps((const float *)(const void *)p);
+    }
+    if (dtype == SPK_DT_FP16) {
+        return _mm512_cvtph_ps(_mm256_loadu_si256((const void *)p));
+    }
+    return _mm512_castsi512_ps(_mm512_slli_epi32(
+        _mm512_cvtepu16_epi32(_mm256_loadu_si256((const void *)p)), 16));
 }
 
-/* Rows row0 .. row0 + 7 of A, k columns kk .. kk + 7, to dst[i * stride + r]. */
-INLINE AVX2_TARGET void transpose8(const uint8_t *a, size_t a_row, unsigned dtype, uint32_t kk,
-				   float *dst, size_t stride)
+/*
+ * Rows row0 .. row0 + 7 of A, k columns kk .. kk + 7, to dst[i * stride + r].
+ */
+static ALWAYS_INLINE AVX2_TARGET void transpose8(const uint8_t *a, size_t a_row,
+                                                 unsigned dtype, uint32_t kk,
+                                                 float *dst, size_t stride)
 {
-	__m256 v[8], t[8];
+    __m256 v[8], t[8];
 
 #pragma GCC unroll 8
-	for (int r = 0; r < 8; r++)
-		v[r] = load8(a + r * a_row + kk * elem_size(dtype), dtype);
+    for (int r = 0; r < 8; r++) {
+        v[r] = load8(a + r * a_row + kk * elem_size(dtype), dtype);
+    }
 #pragma GCC unroll 4
-	for (int r = 0; r < 8; r += 2) {
-		t[r] = _mm256_unpacklo_ps(v[r], v[r + 1]);
-		t[r + 1] = _mm256_unpackhi_ps(v[r], v[r + 1]);
-	}
+    for (int r = 0; r < 8; r += 2) {
+        t[r] = _mm256_unpacklo_ps(v[r], v[r + 1]);
+        t[r + 1] = _mm256_unpackhi_ps(v[r], v[r + 1]);
+    }
 #pragma GCC unroll 2
-	for (int r = 0; r < 8; r += 4) {
-		v[r] = _mm256_shuffle_ps(t[r], t[r + 2], 0x44);
-		v[r + 1] = _mm256_shuffle_ps(t[r], t[r + 2], 0xee);
-		v[r + 2] = _mm256_shuffle_ps(t[r + 1], t[r + 3], 0x44);
-		v[r + 3] = _mm256_shuffle_ps(t[r + 1], t[r + 3], 0xee);
-	}
+    for (int r = 0; r < 8; r += 4) {
+        v[r] = _mm256_shuffle_ps(t[r], t[r + 2], 0x44);
+        v[r + 1] = _mm256_shuffle_ps(t[r], t[r + 2], 0xee);
+        v[r + 2] = _mm256_shuffle_ps(t[r + 1], t[r + 3], 0x44);
+        v[r + 3] = _mm256_shuffle_ps(t[r + 1], t[r + 3], 0xee);
+    }
 #pragma GCC unroll 4
-	for (int r = 0; r < 4; r++) {
-		t[r] = _mm256_permute2f128_ps(v[r], v[r + 4], 0x20);
-		t[r + 4] = _mm256_permute2f128_ps(v[r], v[r + 4], 0x31);
-	}
+    for (int r = 0; r < 4; r++) {
+        t[r] = _mm256_permute2f128_ps(v[r], v[r + 4], 0x20);
+        t[r + 4] = _mm256_permute2f128_ps(v[r], v[r + 4], 0x31);
+    }
 #pragma GCC unroll 8
-	for (int r = 0; r < 8; r++)
-		_mm256_storeu_ps(dst + r * stride, t[r]);
+    for (int r = 0; r < 8; r++) {
+        _mm256_storeu_ps(dst + r * stride, t[r]);
+    }
 }
 
 /* A full 16-row panel (AVX-512 layout): 8x8 register transposes. */
-INLINE AVX2_TARGET void pack16_body(const uint8_t *a, size_t a_row, unsigned dtype, uint32_t k,
-				    float *dst)
+static ALWAYS_INLINE AVX2_TARGET void pack16_body(const uint8_t *a,
+                                                  size_t a_row, unsigned dtype,
+                                                  uint32_t k, float *dst)
 {
-	uint32_t kk = 0;
+    uint32_t kk = 0;
 
-	for (; kk + 8 <= k; kk += 8) {
-		transpose8(a, a_row, dtype, kk, dst + (size_t)kk * 16, 16);
-		transpose8(a + 8 * a_row, a_row, dtype, kk, dst + (size_t)kk * 16 + 8, 16);
-	}
-	for (; kk < k; kk++)
-		for (uint32_t r = 0; r < 16; r++)
-			dst[(size_t)kk * 16 + r] = load_elem(a + r * a_row, dtype, kk);
+    for (; kk + 8 <= k; kk += 8) {
+        transpose8(a, a_row, dtype, kk, dst + (size_t)kk * 16, 16);
+        transpose8(a + 8 * a_row, a_row, dtype, kk, dst + (size_t)kk * 16 + 8,
+                   16);
+    }
+    for (; kk < k; kk++) {
+        for (uint32_t r = 0; r < 16; r++) {
+            dst[(size_t)kk * 16 + r] = load_elem(a + r * a_row, dtype, kk);
+        }
+    }
 }
 
-/* A full 6-row panel (AVX2 layout): rows converted 8 at a time, then interleaved. */
-INLINE AVX2_TARGET void pack6_body(const uint8_t *a, size_t a_row, unsigned dtype, uint32_t k,
-				   float *dst)
+/*
+ * A full 6-row panel (AVX2 layout): rows converted 8 at a time, then
+ * interleaved.
+ */
+static ALWAYS_INLINE AVX2_TARGET void pack6_body(const uint8_t *a, size_t a_row,
+                                                 unsigned dtype, uint32_t k,
+                                                 float *dst)
 {
-	uint32_t kk = 0;
+    uint32_t kk = 0;
 
-	for (; kk + 8 <= k; kk += 8) {
-		float t[6][8];
+    for (; kk + 8 <= k; kk += 8) {
+        float t[6][8];
 
 #pragma GCC unroll 6
-		for (int r = 0; r < 6; r++)
-			_mm256_storeu_ps(t[r], load8(a + r * a_row + kk * elem_size(dtype), dtype));
-		for (int i = 0; i < 8; i++)
+        for (int r = 0; r < 6; r++) {
+            _mm256_storeu_ps(
+                t[r], load8(a + r * a_row + kk * elem_size(dtype), dtype));
+        }
+        for (int i = 0; i < 8; i++) {
 #pragma GCC unroll 6
-			for (int r = 0; r < 6; r++)
-				dst[(size_t)(kk + i) * 6 + r] = t[r][i];
-	}
-	for (; kk < k; kk++)
-		for (uint32_t r = 0; r < 6; r++)
-			dst[(size_t)kk * 6 + r] = load_elem(a + r * a_row, dtype, kk);
+            for (int r = 0; r < 6; r++) {
+                dst[(size_t)(kk + i) * 6 + r] = t[r][i];
+            }
+        }
+    }
+    for (; kk < k; kk++) {
+        for (uint32_t r = 0; r < 6; r++) {
+            dst[(size_t)kk * 6 + r] = load_elem(a + r * a_row, dtype, kk);
+        }
+    }
 }
 
-AVX2_TARGET static void pack_full_panel(enum gemm_isa isa, const uint8_t *a, size_t a_row,
-					unsigned dtype, uint32_t k, float *dst)
+static AVX2_TARGET void pack_full_panel(enum gemm_isa isa, const uint8_t *a,
+                                        size_t a_row, unsigned dtype,
+                                        uint32_t k, float *dst)
 {
-	/* One copy of each body per dtype, with the conversion inlined. */
-	if (isa == GEMM_AVX512) {
-		if (dtype == SPK_DT_FP16)
-			pack16_body(a, a_row, SPK_DT_FP16, k, dst);
-		else if (dtype == SPK_DT_BF16)
-			pack16_body(a, a_row, SPK_DT_BF16, k, dst);
-		else
-			pack16_body(a, a_row, SPK_DT_FP32, k, dst);
-	} else {
-		if (dtype == SPK_DT_FP16)
-			pack6_body(a, a_row, SPK_DT_FP16, k, dst);
-		else if (dtype == SPK_DT_BF16)
-			pack6_body(a, a_row, SPK_DT_BF16, k, dst);
-		else
-			pack6_body(a, a_row, SPK_DT_FP32, k, dst);
-	}
+    /* One copy of each body per dtype, with the conversion inlined. */
+    if (isa == GEMM_AVX512) {
+        if (dtype == SPK_DT_FP16) {
+            pack16_body(a, a_row, SPK_DT_FP16, k, dst);
+        } else if (dtype == SPK_DT_BF16) {
+            pack16_body(a, a_row, SPK_DT_BF16, k, dst);
+        } else {
+            pack16_body(a, a_row, SPK_DT_FP32, k, dst);
+        }
+    } else {
+        if (dtype == SPK_DT_FP16) {
+            pack6_body(a, a_row, SPK_DT_FP16, k, dst);
+        } else if (dtype == SPK_DT_BF16) {
+            pack6_body(a, a_row, SPK_DT_BF16, k, dst);
+        } else {
+            pack6_body(a, a_row, SPK_DT_FP32, k, dst);
+        }
+    }
 }
 
 /*
@@ -201,24 +240,27 @@ AVX2_TARGET static void pack_full_panel(enum gemm_isa isa, const uint8_t *a, siz
  * fused MLP's small blocks): zeros, then each row converted 8 at a time
  * and spread into its lane.
  */
-AVX2_TARGET static void pack_part_panel(const uint8_t *a, size_t a_row, unsigned dtype,
-					uint32_t nrows, uint32_t k, unsigned mr, float *dst)
+static AVX2_TARGET void pack_part_panel(const uint8_t *a, size_t a_row,
+                                        unsigned dtype, uint32_t nrows,
+                                        uint32_t k, unsigned mr, float *dst)
 {
-	memset(dst, 0, (size_t)k * mr * sizeof(float));
-	for (uint32_t r = 0; r < nrows; r++) {
-		const uint8_t *row = a + r * a_row;
-		uint32_t kk = 0;
+    memset(dst, 0, (size_t)k * mr * sizeof(float));
+    for (uint32_t r = 0; r < nrows; r++) {
+        const uint8_t *row = a + r * a_row;
+        uint32_t kk = 0;
 
-		for (; kk + 8 <= k; kk += 8) {
-			float t[8];
+        for (; kk + 8 <= k; kk += 8) {
+            float t[8];
 
-			_mm256_storeu_ps(t, load8(row + kk * elem_size(dtype), dtype));
-			for (int i = 0; i < 8; i++)
-				dst[(size_t)(kk + i) * mr + r] = t[i];
-		}
-		for (; kk < k; kk++)
-			dst[(size_t)kk * mr + r] = load_elem(row, dtype, kk);
-	}
+            _mm256_storeu_ps(t, load8(row + kk * elem_size(dtype), dtype));
+            for (int i = 0; i < 8; i++) {
+                dst[(size_t)(kk + i) * mr + r] = t[i];
+            }
+        }
+        for (; kk < k; kk++) {
+            dst[(size_t)kk * mr + r] = load_elem(row, dtype, kk);
+        }
+    }
 }
 
 /*
@@ -228,58 +270,66 @@ AVX2_TARGET static void pack_part_panel(const uint8_t *a, size_t a_row, unsigned
  * tile of a few rows (a decode step's matmuls, a fused MLP's small row
  * blocks) does not pay for 16; each row's operations are the same.
  */
-INLINE AVX512_TARGET void tile512_body(const float *ap, const uint8_t *b, size_t b_row,
-				       unsigned dtype, uint32_t k, float *c, size_t ldc,
-				       uint32_t rows, uint32_t cols, bool zero, const uint32_t R)
+static ALWAYS_INLINE AVX512_TARGET void tile512_body(
+    const float *ap, const uint8_t *b, size_t b_row, unsigned dtype, uint32_t k,
+    float *c, size_t ldc, uint32_t rows, uint32_t cols, bool zero,
+    const uint32_t R)
 {
-	__mmask16 m = cols >= 16 ? 0xffff : (__mmask16)((1u << cols) - 1);
-	__m512 acc[16];
+    __mmask16 m = cols >= 16 ? 0xffff : (__mmask16)((1u << cols) - 1);
+    __m512 acc[16];
 
 #pragma GCC unroll 16
-	for (uint32_t r = 0; r < R; r++)
-		acc[r] = zero || r >= rows ? _mm512_setzero_ps() :
-					     _mm512_maskz_loadu_ps(m, c + r * ldc);
-	for (uint32_t kk = 0; kk < k; kk++) {
-		__m512 bv = load16(b, dtype);
+    for (uint32_t r = 0; r < R; r++) {
+        acc[r] = zero || r >= rows ? _mm512_setzero_ps()
+                                   : _mm512_maskz_loadu_ps(m, c + r * ldc);
+    }
+    for (uint32_t kk = 0; kk < k; kk++) {
+        __m512 bv = load16(b, dtype);
 
 #pragma GCC unroll 16
-		for (uint32_t r = 0; r < R; r++)
-			acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(ap[r]), bv, acc[r]);
-		ap += 16;
-		b += b_row;
-	}
+        for (uint32_t r = 0; r < R; r++) {
+            acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(ap[r]), bv, acc[r]);
+        }
+        ap += 16;
+        b += b_row;
+    }
 #pragma GCC unroll 16
-	for (uint32_t r = 0; r < R; r++)
-		if (r < rows)
-			_mm512_mask_storeu_ps(c + r * ldc, m, acc[r]);
+    for (uint32_t r = 0; r < R; r++) {
+        if (r < rows) {
+            _mm512_mask_storeu_ps(c + r * ldc, m, acc[r]);
+        }
+    }
 }
 
-INLINE AVX512_TARGET void tile512_rows(const float *ap, const uint8_t *b, size_t b_row,
-				       unsigned dtype, uint32_t k, float *c, size_t ldc,
-				       uint32_t rows, uint32_t cols, bool zero)
+static ALWAYS_INLINE AVX512_TARGET void tile512_rows(
+    const float *ap, const uint8_t *b, size_t b_row, unsigned dtype, uint32_t k,
+    float *c, size_t ldc, uint32_t rows, uint32_t cols, bool zero)
 {
-	if (rows <= 1)
-		tile512_body(ap, b, b_row, dtype, k, c, ldc, rows, cols, zero, 1);
-	else if (rows <= 2)
-		tile512_body(ap, b, b_row, dtype, k, c, ldc, rows, cols, zero, 2);
-	else if (rows <= 4)
-		tile512_body(ap, b, b_row, dtype, k, c, ldc, rows, cols, zero, 4);
-	else if (rows <= 8)
-		tile512_body(ap, b, b_row, dtype, k, c, ldc, rows, cols, zero, 8);
-	else
-		tile512_body(ap, b, b_row, dtype, k, c, ldc, rows, cols, zero, 16);
+    if (rows <= 1) {
+        tile512_body(ap, b, b_row, dtype, k, c, ldc, rows, cols, zero, 1);
+    } else if (rows <= 2) {
+        tile512_body(ap, b, b_row, dtype, k, c, ldc, rows, cols, zero, 2);
+    } else if (rows <= 4) {
+        tile512_body(ap, b, b_row, dtype, k, c, ldc, rows, cols, zero, 4);
+    } else if (rows <= 8) {
+        tile512_body(ap, b, b_row, dtype, k, c, ldc, rows, cols, zero, 8);
+    } else {
+        tile512_body(ap, b, b_row, dtype, k, c, ldc, rows, cols, zero, 16);
+    }
 }
 
-AVX512_TARGET static void tile_avx512(const float *ap, const uint8_t *b, size_t b_row,
-				      unsigned dtype, uint32_t k, float *c, size_t ldc,
-				      uint32_t rows, uint32_t cols, bool zero)
+static AVX512_TARGET void tile_avx512(const float *ap, const uint8_t *b,
+                                      size_t b_row, unsigned dtype, uint32_t k,
+                                      float *c, size_t ldc, uint32_t rows,
+                                      uint32_t cols, bool zero)
 {
-	if (dtype == SPK_DT_FP16)
-		tile512_rows(ap, b, b_row, SPK_DT_FP16, k, c, ldc, rows, cols, zero);
-	else if (dtype == SPK_DT_BF16)
-		tile512_rows(ap, b, b_row, SPK_DT_BF16, k, c, ldc, rows, cols, zero);
-	else
-		tile512_rows(ap, b, b_row, SPK_DT_FP32, k, c, ldc, rows, cols, zero);
+    if (dtype == SPK_DT_FP16) {
+        tile512_rows(ap, b, b_row, SPK_DT_FP16, k, c, ldc, rows, cols, zero);
+    } else if (dtype == SPK_DT_BF16) {
+        tile512_rows(ap, b, b_row, SPK_DT_BF16, k, c, ldc, rows, cols, zero);
+    } else {
+        tile512_rows(ap, b, b_row, SPK_DT_FP32, k, c, ldc, rows, cols, zero);
+    }
 }
 
 /*
@@ -289,261 +339,292 @@ AVX512_TARGET static void tile_avx512(const float *ap, const uint8_t *b, size_t 
  * B starts at b + p * b_panel, its C at c + p * 16; the last panel has
  * cols columns.  Each element's operations are tile512_body's.
  */
-INLINE AVX512_TARGET void wide512_body(const float *ap, const uint8_t *b, size_t b_row,
-				       size_t b_panel, unsigned dtype, uint32_t k, float *c,
-				       size_t ldc, uint32_t rows, uint32_t cols, bool zero,
-				       const uint32_t R, const uint32_t P)
+static ALWAYS_INLINE AVX512_TARGET void wide512_body(
+    const float *ap, const uint8_t *b, size_t b_row, size_t b_panel,
+    unsigned dtype, uint32_t k, float *c, size_t ldc, uint32_t rows,
+    uint32_t cols, bool zero, const uint32_t R, const uint32_t P)
 {
-	__mmask16 last = cols >= 16 ? 0xffff : (__mmask16)((1u << cols) - 1);
-	__m512 acc[16];
+    __mmask16 last = cols >= 16 ? 0xffff : (__mmask16)((1u << cols) - 1);
+    __m512 acc[16];
 
 #pragma GCC unroll 16
-	for (uint32_t r = 0; r < R; r++)
+    for (uint32_t r = 0; r < R; r++) {
 #pragma GCC unroll 8
-		for (uint32_t p = 0; p < P; p++)
-			acc[r * P + p] = zero || r >= rows ? _mm512_setzero_ps() :
-				_mm512_maskz_loadu_ps(p == P - 1 ? last : 0xffff,
-						      c + r * ldc + p * 16);
-	for (uint32_t kk = 0; kk < k; kk++) {
-		__m512 bv[8];
+        for (uint32_t p = 0; p < P; p++) {
+            acc[r * P + p] =
+                zero || r >= rows
+                    ? _mm512_setzero_ps()
+                    : _mm512_maskz_loadu_ps(p == P - 1 ? last : 0xffff,
+                                            c + r * ldc + p * 16);
+        }
+    }
+    for (uint32_t kk = 0; kk < k; kk++) {
+        __m512 bv[8];
 
 #pragma GCC unroll 8
-		for (uint32_t p = 0; p < P; p++)
-			bv[p] = load16(b + p * b_panel, dtype);
+        for (uint32_t p = 0; p < P; p++) {
+            bv[p] = load16(b + p * b_panel, dtype);
+        }
 #pragma GCC unroll 16
-		for (uint32_t r = 0; r < R; r++) {
-			__m512 av = _mm512_set1_ps(ap[r]);
+        for (uint32_t r = 0; r < R; r++) {
+            __m512 av = _mm512_set1_ps(ap[r]);
 
 #pragma GCC unroll 8
-			for (uint32_t p = 0; p < P; p++)
-				acc[r * P + p] = _mm512_fmadd_ps(av, bv[p], acc[r * P + p]);
-		}
-		ap += 16;
-		b += b_row;
-	}
+            for (uint32_t p = 0; p < P; p++) {
+                acc[r * P + p] = _mm512_fmadd_ps(av, bv[p], acc[r * P + p]);
+            }
+        }
+        ap += 16;
+        b += b_row;
+    }
 #pragma GCC unroll 16
-	for (uint32_t r = 0; r < R; r++)
+    for (uint32_t r = 0; r < R; r++) {
 #pragma GCC unroll 8
-		for (uint32_t p = 0; p < P; p++)
-			if (r < rows)
-				_mm512_mask_storeu_ps(c + r * ldc + p * 16, p == P - 1 ? last : 0xffff,
-						      acc[r * P + p]);
+        for (uint32_t p = 0; p < P; p++) {
+            if (r < rows) {
+                _mm512_mask_storeu_ps(c + r * ldc + p * 16,
+                                      p == P - 1 ? last : 0xffff,
+                                      acc[r * P + p]);
+            }
+        }
+    }
 }
 
-/* panels (2, 4 or 8, at most 16 / rows rounded up to 1, 2 or 4) full panels at once. */
-AVX512_TARGET static void wide_avx512(const float *ap, const uint8_t *b, size_t b_row,
-				      size_t b_panel, unsigned dtype, uint32_t k, float *c,
-				      size_t ldc, uint32_t rows, uint32_t panels, bool zero)
+/*
+ * panels (2, 4 or 8, at most 16 / rows rounded up to 1, 2 or 4) full panels at
+ * once.
+ */
+static AVX512_TARGET void wide_avx512(const float *ap, const uint8_t *b,
+                                      size_t b_row, size_t b_panel,
+                                      unsigned dtype, uint32_t k, float *c,
+                                      size_t ldc, uint32_t rows,
+                                      uint32_t panels, bool zero)
 {
-#define WIDE_RP(dt, R, P) \
-	wide512_body(ap, b, b_row, b_panel, dt, k, c, ldc, rows, GEMM_NR, zero, R, P)
-#define WIDE(dt)								\
-	do {									\
-		if (rows <= 1 && panels == 8)					\
-			WIDE_RP(dt, 1, 8);					\
-		else if (rows <= 1 && panels == 4)				\
-			WIDE_RP(dt, 1, 4);					\
-		else if (rows <= 1)						\
-			WIDE_RP(dt, 1, 2);					\
-		else if (rows <= 2 && panels == 4)				\
-			WIDE_RP(dt, 2, 4);					\
-		else if (rows <= 2)						\
-			WIDE_RP(dt, 2, 2);					\
-		else if (panels == 4)						\
-			WIDE_RP(dt, 4, 4);					\
-		else								\
-			WIDE_RP(dt, 4, 2);					\
-	} while (0)
-	if (dtype == SPK_DT_FP16)
-		WIDE(SPK_DT_FP16);
-	else if (dtype == SPK_DT_BF16)
-		WIDE(SPK_DT_BF16);
-	else
-		WIDE(SPK_DT_FP32);
+#define WIDE_RP(dt, R, P)                                                      \
+    wide512_body(ap, b, b_row, b_panel, dt, k, c, ldc, rows, GEMM_NR, zero, R, \
+                 P)
+#define WIDE(dt)                           \
+    do {                                   \
+        if (rows <= 1 && panels == 8)      \
+            WIDE_RP(dt, 1, 8);             \
+        else if (rows <= 1 && panels == 4) \
+            WIDE_RP(dt, 1, 4);             \
+        else if (rows <= 1)                \
+            WIDE_RP(dt, 1, 2);             \
+        else if (rows <= 2 && panels == 4) \
+            WIDE_RP(dt, 2, 4);             \
+        else if (rows <= 2)                \
+            WIDE_RP(dt, 2, 2);             \
+        else if (panels == 4)              \
+            WIDE_RP(dt, 4, 4);             \
+        else                               \
+            WIDE_RP(dt, 4, 2);             \
+    } while (0)
+    if (dtype == SPK_DT_FP16) {
+        WIDE(SPK_DT_FP16);
+    } else if (dtype == SPK_DT_BF16) {
+        WIDE(SPK_DT_BF16);
+    } else {
+        WIDE(SPK_DT_FP32);
+    }
 #undef WIDE
 #undef WIDE_RP
 }
 
 /* The AVX2 tile: 6 rows x 16 columns, two ymm a row. */
-INLINE AVX2_TARGET void tile256_body(const float *ap, const uint8_t *b, size_t b_row,
-				     unsigned dtype, uint32_t k, float *c, size_t ldc,
-				     uint32_t rows, uint32_t cols, bool zero)
+static ALWAYS_INLINE AVX2_TARGET void tile256_body(
+    const float *ap, const uint8_t *b, size_t b_row, unsigned dtype, uint32_t k,
+    float *c, size_t ldc, uint32_t rows, uint32_t cols, bool zero)
 {
-	__m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-	__m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)cols), lane);
-	__m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)cols - 8), lane);
-	size_t half = 8 * elem_size(dtype);
-	__m256 acc[6][2];
+    __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)cols), lane);
+    __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)cols - 8), lane);
+    size_t half = 8 * elem_size(dtype);
+    __m256 acc[6][2];
 
 #pragma GCC unroll 6
-	for (uint32_t r = 0; r < 6; r++) {
-		bool load = !zero && r < rows;
+    for (uint32_t r = 0; r < 6; r++) {
+        bool load = !zero && r < rows;
 
-		acc[r][0] = load ? _mm256_maskload_ps(c + r * ldc, m0) : _mm256_setzero_ps();
-		acc[r][1] = load ? _mm256_maskload_ps(c + r * ldc + 8, m1) : _mm256_setzero_ps();
-	}
-	for (uint32_t kk = 0; kk < k; kk++) {
-		__m256 b0 = load8(b, dtype), b1 = load8(b + half, dtype);
+        acc[r][0] =
+            load ? _mm256_maskload_ps(c + r * ldc, m0) : _mm256_setzero_ps();
+        acc[r][1] = load ? _mm256_maskload_ps(c + r * ldc + 8, m1)
+                         : _mm256_setzero_ps();
+    }
+    for (uint32_t kk = 0; kk < k; kk++) {
+        __m256 b0 = load8(b, dtype), b1 = load8(b + half, dtype);
 
 #pragma GCC unroll 6
-		for (uint32_t r = 0; r < 6; r++) {
-			__m256 av = _mm256_broadcast_ss(ap + r);
+        for (uint32_t r = 0; r < 6; r++) {
+            __m256 av = _mm256_broadcast_ss(ap + r);
 
-			acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
-			acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
-		}
-		ap += 6;
-		b += b_row;
-	}
+            acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
+            acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
+        }
+        ap += 6;
+        b += b_row;
+    }
 #pragma GCC unroll 6
-	for (uint32_t r = 0; r < 6; r++) {
-		if (r < rows) {
-			_mm256_maskstore_ps(c + r * ldc, m0, acc[r][0]);
-			_mm256_maskstore_ps(c + r * ldc + 8, m1, acc[r][1]);
-		}
-	}
+    for (uint32_t r = 0; r < 6; r++) {
+        if (r < rows) {
+            _mm256_maskstore_ps(c + r * ldc, m0, acc[r][0]);
+            _mm256_maskstore_ps(c + r * ldc + 8, m1, acc[r][1]);
+        }
+    }
 }
 
-AVX2_TARGET static void tile_avx2(const float *ap, const uint8_t *b, size_t b_row,
-				  unsigned dtype, uint32_t k, float *c, size_t ldc, uint32_t rows,
-				  uint32_t cols, bool zero)
+static AVX2_TARGET void tile_avx2(const float *ap, const uint8_t *b,
+                                  size_t b_row, unsigned dtype, uint32_t k,
+                                  float *c, size_t ldc, uint32_t rows,
+                                  uint32_t cols, bool zero)
 {
-	if (dtype == SPK_DT_FP16)
-		tile256_body(ap, b, b_row, SPK_DT_FP16, k, c, ldc, rows, cols, zero);
-	else if (dtype == SPK_DT_BF16)
-		tile256_body(ap, b, b_row, SPK_DT_BF16, k, c, ldc, rows, cols, zero);
-	else
-		tile256_body(ap, b, b_row, SPK_DT_FP32, k, c, ldc, rows, cols, zero);
+    if (dtype == SPK_DT_FP16) {
+        tile256_body(ap, b, b_row, SPK_DT_FP16, k, c, ldc, rows, cols, zero);
+    } else if (dtype == SPK_DT_BF16) {
+        tile256_body(ap, b, b_row, SPK_DT_BF16, k, c, ldc, rows, cols, zero);
+    } else {
+        tile256_body(ap, b, b_row, SPK_DT_FP32, k, c, ldc, rows, cols, zero);
+    }
 }
 
-__attribute__((target("f16c,avx")))
-static void fp16_to_f32_f16c(const uint8_t *src, float *dst, size_t n)
+static __attribute__((target("f16c,avx"))) void fp16_to_f32_f16c(
+    const uint8_t *src, float *dst, size_t n)
 {
-	size_t i = 0;
+    size_t i = 0;
 
-	for (; i + 8 <= n; i += 8)
-		_mm256_storeu_ps(dst + i,
-				 _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(src + 2 * i))));
-	for (; i < n; i++) {
-		uint16_t h;
+    for (; i + 8 <= n; i += 8) {
+        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(
+                                      (const void *)(src + 2 * i))));
+    }
+    for (; i < n; i++) {
+        uint16_t h;
 
-		memcpy(&h, src + 2 * i, 2);
-		dst[i] = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h)));
-	}
+        memcpy(&h, src + 2 * i, 2);
+        dst[i] = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h)));
+    }
 }
 
 /* Every AVX2 CPU has F16C (and clang 14 cannot test "f16c" here). */
 static bool have_avx2(void)
 {
-	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
 #endif
 
 enum gemm_isa gemm_isa_supported(void)
 {
 #ifdef X86_HAVE_SIMD
-	if (have_avx2())
-		return __builtin_cpu_supports("avx512f") ? GEMM_AVX512 : GEMM_AVX2;
+    if (have_avx2()) {
+        return __builtin_cpu_supports("avx512f") ? GEMM_AVX512 : GEMM_AVX2;
+    }
 #endif
-	return GEMM_PORTABLE;
+    return GEMM_PORTABLE;
 }
 
 enum gemm_isa gemm_isa(bool simd)
 {
-	enum gemm_isa isa = simd ? gemm_isa_supported() : GEMM_PORTABLE;
-	const char *want = getenv("SPYRE_ENGINE_ISA");
+    enum gemm_isa isa = simd ? gemm_isa_supported() : GEMM_PORTABLE;
+    const char *want = getenv("SPYRE_ENGINE_ISA");
 
-	for (int i = 0; want && i < (int)isa; i++)
-		if (!strcmp(want, isa_names[i]))
-			return (enum gemm_isa)i;
-	return isa;
+    for (int i = 0; want && i < (int)isa; i++) {
+        if (!strcmp(want, isa_names[i])) {
+            return (enum gemm_isa)i;
+        }
+    }
+    return isa;
 }
 
 const char *gemm_isa_name(enum gemm_isa isa)
 {
-	return isa < GEMM_ISA_COUNT ? isa_names[isa] : "?";
+    return isa < GEMM_ISA_COUNT ? isa_names[isa] : "?";
 }
 
 unsigned gemm_mr(enum gemm_isa isa)
 {
-	return isa_mr[isa];
+    return isa_mr[isa];
 }
 
-void gemm_pack_a(enum gemm_isa isa, const uint8_t *a, size_t a_row, unsigned dtype,
-		 uint32_t rows, uint32_t k, uint32_t p0, uint32_t p1, float *dst)
+void gemm_pack_a(enum gemm_isa isa, const uint8_t *a, size_t a_row,
+                 unsigned dtype, uint32_t rows, uint32_t k, uint32_t p0,
+                 uint32_t p1, float *dst)
 {
-	unsigned mr = isa_mr[isa];
+    unsigned mr = isa_mr[isa];
 
-	for (uint32_t p = p0; p < p1; p++) {
-		float *d = dst + (size_t)p * k * mr;
+    for (uint32_t p = p0; p < p1; p++) {
+        float *d = dst + (size_t)p * k * mr;
 
 #ifdef X86_HAVE_SIMD
-		if (isa != GEMM_PORTABLE && (p + 1) * mr <= rows) {
-			pack_full_panel(isa, a + (size_t)p * mr * a_row, a_row, dtype, k, d);
-			continue;
-		}
-		if (isa != GEMM_PORTABLE && p * mr < rows) {
-			pack_part_panel(a + (size_t)p * mr * a_row, a_row, dtype, rows - p * mr, k,
-					mr, d);
-			continue;
-		}
+        if (isa != GEMM_PORTABLE && (p + 1) * mr <= rows) {
+            pack_full_panel(isa, a + (size_t)p * mr * a_row, a_row, dtype, k,
+                            d);
+            continue;
+        }
+        if (isa != GEMM_PORTABLE && p * mr < rows) {
+            pack_part_panel(a + (size_t)p * mr * a_row, a_row, dtype,
+                            rows - p * mr, k, mr, d);
+            continue;
+        }
 #endif
-		pack_a_portable(a, a_row, dtype, rows, k, p, mr, d, 0);
-	}
+        pack_a_portable(a, a_row, dtype, rows, k, p, mr, d, 0);
+    }
 }
 
-void gemm_tile(enum gemm_isa isa, const float *ap, const uint8_t *b, size_t b_row,
-	       unsigned dtype, uint32_t k, float *c, size_t ldc, uint32_t rows, uint32_t cols,
-	       bool zero)
+void gemm_tile(enum gemm_isa isa, const float *ap, const uint8_t *b,
+               size_t b_row, unsigned dtype, uint32_t k, float *c, size_t ldc,
+               uint32_t rows, uint32_t cols, bool zero)
 {
 #ifdef X86_HAVE_SIMD
-	if (isa == GEMM_AVX512) {
-		tile_avx512(ap, b, b_row, dtype, k, c, ldc, rows, cols, zero);
-		return;
-	}
-	if (isa == GEMM_AVX2) {
-		tile_avx2(ap, b, b_row, dtype, k, c, ldc, rows, cols, zero);
-		return;
-	}
+    if (isa == GEMM_AVX512) {
+        tile_avx512(ap, b, b_row, dtype, k, c, ldc, rows, cols, zero);
+        return;
+    }
+    if (isa == GEMM_AVX2) {
+        tile_avx2(ap, b, b_row, dtype, k, c, ldc, rows, cols, zero);
+        return;
+    }
 #endif
-	tile_portable(ap, b, b_row, dtype, k, c, ldc, rows, cols, zero);
+    tile_portable(ap, b, b_row, dtype, k, c, ldc, rows, cols, zero);
 }
 
-void gemm_tiles(enum gemm_isa isa, const float *ap, const uint8_t *b, size_t b_row,
-		size_t b_panel, unsigned dtype, uint32_t k, float *c, size_t ldc, uint32_t rows,
-		uint32_t panels, uint32_t cols, bool zero)
+void gemm_tiles(enum gemm_isa isa, const float *ap, const uint8_t *b,
+                size_t b_row, size_t b_panel, unsigned dtype, uint32_t k,
+                float *c, size_t ldc, uint32_t rows, uint32_t panels,
+                uint32_t cols, bool zero)
 {
-	uint32_t p = 0;
+    uint32_t p = 0;
 
 #ifdef X86_HAVE_SIMD
-	if (isa == GEMM_AVX512 && rows <= GEMM_WIDE_ROWS) {
-		/* Full panels in groups of 8, 4 or 2 (as many as fit 16 registers). */
-		uint32_t full = cols == GEMM_NR ? panels : panels - 1;
+    if (isa == GEMM_AVX512 && rows <= GEMM_WIDE_ROWS) {
+        /* Full panels in groups of 8, 4 or 2 (as many as fit 16 registers). */
+        uint32_t full = cols == GEMM_NR ? panels : panels - 1;
 
-		while (full - p >= 2) {
-			uint32_t group = rows <= 1 && full - p >= 8 ? 8 : full - p >= 4 ? 4 : 2;
+        while (full - p >= 2) {
+            uint32_t group = rows <= 1 && full - p >= 8 ? 8
+                             : full - p >= 4            ? 4
+                                                        : 2;
 
-			wide_avx512(ap, b + p * b_panel, b_row, b_panel, dtype, k, c + p * GEMM_NR,
-				    ldc, rows, group, zero);
-			p += group;
-		}
-	}
+            wide_avx512(ap, b + p * b_panel, b_row, b_panel, dtype, k,
+                        c + p * GEMM_NR, ldc, rows, group, zero);
+            p += group;
+        }
+    }
 #endif
-	for (; p < panels; p++)
-		gemm_tile(isa, ap, b + p * b_panel, b_row, dtype, k, c + p * GEMM_NR, ldc, rows,
-			  p == panels - 1 ? cols : GEMM_NR, zero);
+    for (; p < panels; p++) {
+        gemm_tile(isa, ap, b + p * b_panel, b_row, dtype, k, c + p * GEMM_NR,
+                  ldc, rows, p == panels - 1 ? cols : GEMM_NR, zero);
+    }
 }
 
 bool simd_fp16_to_f32(const void *src, float *dst, size_t n)
 {
 #ifdef X86_HAVE_SIMD
-	if (__builtin_cpu_supports("avx2")) {
-		fp16_to_f32_f16c(src, dst, n);
-		return true;
-	}
+    if (__builtin_cpu_supports("avx2")) {
+        fp16_to_f32_f16c(src, dst, n);
+        return true;
+    }
 #endif
-	(void)src;
-	(void)dst;
-	(void)n;
-	return false;
+    (void)src;
+    (void)dst;
+    (void)n;
+    return false;
 }

@@ -21,14 +21,14 @@
 
 /* Kernel paths, slowest first. */
 enum gemm_isa {
-	GEMM_PORTABLE,		/* C fmaf, any host */
-	GEMM_AVX2,		/* AVX2 + FMA + F16C */
-	GEMM_AVX512,		/* AVX-512F (+ F16C) */
-	GEMM_ISA_COUNT
+    GEMM_PORTABLE, /* C fmaf, any host */
+    GEMM_AVX2,     /* AVX2 + FMA + F16C */
+    GEMM_AVX512,   /* AVX-512F (+ F16C) */
+    GEMM_ISA_COUNT
 };
 
-#define GEMM_MR_MAX	16	/* the largest MR of any path */
-#define GEMM_NR		16	/* columns of a tile, every path */
+#define GEMM_MR_MAX 16 /* the largest MR of any path */
+#define GEMM_NR 16     /* columns of a tile, every path */
 
 /*
  * The path a firing uses: the best the CPU has, GEMM_PORTABLE when simd is
@@ -47,10 +47,13 @@ const char *gemm_isa_name(enum gemm_isa isa);
 /* Rows of an A panel (and of a tile) on a path. */
 unsigned gemm_mr(enum gemm_isa isa);
 
-/* Floats gemm_pack_a needs for a rows x k matrix on any path (panels round rows up). */
+/*
+ * Floats gemm_pack_a needs for a rows x k matrix on any path (panels round rows
+ * up).
+ */
 static inline size_t gemm_pack_floats(uint32_t rows, uint32_t k)
 {
-	return ((size_t)rows + GEMM_MR_MAX - 1) * k;
+    return ((size_t)rows + GEMM_MR_MAX - 1) * k;
 }
 
 /*
@@ -59,8 +62,9 @@ static inline size_t gemm_pack_floats(uint32_t rows, uint32_t k)
  * element (r, kk) goes to dst[p * k * MR + kk * MR + r]; rows past `rows`
  * are 0.
  */
-void gemm_pack_a(enum gemm_isa isa, const uint8_t *a, size_t a_row, unsigned dtype,
-		 uint32_t rows, uint32_t k, uint32_t p0, uint32_t p1, float *dst);
+void gemm_pack_a(enum gemm_isa isa, const uint8_t *a, size_t a_row,
+                 unsigned dtype, uint32_t rows, uint32_t k, uint32_t p0,
+                 uint32_t p1, float *dst);
 
 /*
  * One tile: c[r][j] for r < rows <= MR, j < cols <= NR (row stride ldc
@@ -68,9 +72,9 @@ void gemm_pack_a(enum gemm_isa isa, const uint8_t *a, size_t a_row, unsigned dty
  * starts at b + kk * b_row (dtype SPK_DT_*; NR elements readable from b in
  * every row, as sticks pad rows).  zero: start from 0 instead of c.
  */
-void gemm_tile(enum gemm_isa isa, const float *ap, const uint8_t *b, size_t b_row,
-	       unsigned dtype, uint32_t k, float *c, size_t ldc, uint32_t rows, uint32_t cols,
-	       bool zero);
+void gemm_tile(enum gemm_isa isa, const float *ap, const uint8_t *b,
+               size_t b_row, unsigned dtype, uint32_t k, float *c, size_t ldc,
+               uint32_t rows, uint32_t cols, bool zero);
 
 /*
  * gemm_tile over `panels` column panels of one A panel: panel p's B
@@ -80,12 +84,15 @@ void gemm_tile(enum gemm_isa isa, const float *ap, const uint8_t *b, size_t b_ro
  * alone waits on the FMA latency); the operations on each element, so
  * the results, are gemm_tile's.
  */
-#define GEMM_WIDE_ROWS	4
-void gemm_tiles(enum gemm_isa isa, const float *ap, const uint8_t *b, size_t b_row,
-		size_t b_panel, unsigned dtype, uint32_t k, float *c, size_t ldc, uint32_t rows,
-		uint32_t panels, uint32_t cols, bool zero);
+#define GEMM_WIDE_ROWS 4
+void gemm_tiles(enum gemm_isa isa, const float *ap, const uint8_t *b,
+                size_t b_row, size_t b_panel, unsigned dtype, uint32_t k,
+                float *c, size_t ldc, uint32_t rows, uint32_t panels,
+                uint32_t cols, bool zero);
 
-/* fp16 -> fp32 of n values with F16C when the CPU has it; false if it does not. */
+/*
+ * fp16 -> fp32 of n values with F16C when the CPU has it; false if it does not.
+ */
 bool simd_fp16_to_f32(const void *src, float *dst, size_t n);
 
 #endif /* SPYRE_ENGINE_GEMM_H */

@@ -26,34 +26,36 @@
 #include "ops.h"
 
 struct matmul_job {
-	enum gemm_isa isa;
-	const uint8_t *a, *b;
-	uint8_t *out;			/* C in the output type, on the last k step only */
-	size_t a_row, b_row, c_row, ldc, b_elem;
-	unsigned dtype, dtype_out;
-	float *apack, *acc;
-	uint8_t *bpack;			/* B's column panels one after another, or NULL */
-	bool zero;			/* the first k step: start from 0 */
-	uint32_t m, k, n, mr, ipanels, jpanels;
-	uint32_t blocks;		/* column blocks a panel is split into */
-	uint32_t bparts;		/* parts that pack B (the first ones), or 0 */
-	atomic_uint *state;		/* per panel: 0 not packed, 1 packing, 2 packed */
-	atomic_uint *done;		/* per panel: column blocks finished */
-	atomic_uint *bdone;		/* B packing parts finished */
+    enum gemm_isa isa;
+    const uint8_t *a, *b;
+    uint8_t *out; /* C in the output type, on the last k step only */
+    size_t a_row, b_row, c_row, ldc, b_elem;
+    unsigned dtype, dtype_out;
+    float *apack, *acc;
+    uint8_t *bpack; /* B's column panels one after another, or NULL */
+    bool zero;      /* the first k step: start from 0 */
+    uint32_t m, k, n, mr, ipanels, jpanels;
+    uint32_t blocks;    /* column blocks a panel is split into */
+    uint32_t bparts;    /* parts that pack B (the first ones), or 0 */
+    atomic_uint *state; /* per panel: 0 not packed, 1 packing, 2 packed */
+    atomic_uint *done;  /* per panel: column blocks finished */
+    atomic_uint *bdone; /* B packing parts finished */
 };
 
-_Static_assert(sizeof(atomic_uint) <= sizeof(float), "panel state lives in float scratch");
+_Static_assert(sizeof(atomic_uint) <= sizeof(float),
+               "panel state lives in float scratch");
 
-_Static_assert(sizeof(struct matmul_job) <= POOL_CTX_MAX, "pool_start copies the job");
+_Static_assert(sizeof(struct matmul_job) <= POOL_CTX_MAX,
+               "pool_start copies the job");
 
 static inline uint32_t share(uint32_t total, unsigned part, unsigned parts)
 {
-	return (uint32_t)((uint64_t)total * part / parts);
+    return (uint32_t)((uint64_t)total * part / parts);
 }
 
 static inline uint32_t min_u32(uint32_t a, uint32_t b)
 {
-	return a < b ? a : b;
+    return a < b ? a : b;
 }
 
 /*
@@ -61,29 +63,35 @@ static inline uint32_t min_u32(uint32_t a, uint32_t b)
  * copied into the column panels (GEMM_NR elements a row: sticks pad B's
  * rows, so they are there) that bpack holds one after another.
  */
-#define PACK_B_AHEAD	8	/* rows */
+#define PACK_B_AHEAD 8 /* rows */
 
 static void pack_b_part(const struct matmul_job *j, unsigned q)
 {
-	size_t row = GEMM_NR * j->b_elem, panel = (size_t)j->k * row;
+    size_t row = GEMM_NR * j->b_elem, panel = (size_t)j->k * row;
 
-	for (uint32_t kk = share(j->k, q, j->bparts); kk < share(j->k, q + 1, j->bparts); kk++) {
-		const uint8_t *src = j->b + kk * j->b_row;
-		uint8_t *dst = j->bpack + kk * row;
+    for (uint32_t kk = share(j->k, q, j->bparts);
+         kk < share(j->k, q + 1, j->bparts); kk++) {
+        const uint8_t *src = j->b + kk * j->b_row;
+        uint8_t *dst = j->bpack + kk * row;
 
-		/* Rows far apart defeat the hardware prefetcher: fetch ahead. */
-		if (kk + PACK_B_AHEAD < j->k)
-			for (size_t o = 0; o < j->jpanels * row; o += 64)
-				__builtin_prefetch(src + PACK_B_AHEAD * j->b_row + o);
+        /* Rows far apart defeat the hardware prefetcher: fetch ahead. */
+        if (kk + PACK_B_AHEAD < j->k) {
+            for (size_t o = 0; o < j->jpanels * row; o += 64) {
+                __builtin_prefetch(src + PACK_B_AHEAD * j->b_row + o);
+            }
+        }
 
-		if (row == 32)
-			for (uint32_t jp = 0; jp < j->jpanels; jp++)
-				memcpy(dst + jp * panel, src + jp * (size_t)32, 32);
-		else
-			for (uint32_t jp = 0; jp < j->jpanels; jp++)
-				memcpy(dst + jp * panel, src + jp * row, row);
-	}
-	atomic_fetch_add(j->bdone, 1);
+        if (row == 32) {
+            for (uint32_t jp = 0; jp < j->jpanels; jp++) {
+                memcpy(dst + jp * panel, src + jp * (size_t)32, 32);
+            }
+        } else {
+            for (uint32_t jp = 0; jp < j->jpanels; jp++) {
+                memcpy(dst + jp * panel, src + jp * row, row);
+            }
+        }
+    }
+    atomic_fetch_add(j->bdone, 1);
 }
 
 /*
@@ -91,44 +99,49 @@ static void pack_b_part(const struct matmul_job *j, unsigned q)
  * packed): each row panel's column panels in one gemm_tiles call, which
  * computes panels of a few rows several at a time.
  */
-static void run_tiles(const struct matmul_job *j, uint32_t i0, uint32_t i1, uint32_t j0,
-		      uint32_t j1)
+static void run_tiles(const struct matmul_job *j, uint32_t i0, uint32_t i1,
+                      uint32_t j0, uint32_t j1)
 {
-	size_t b_row = j->bpack ? GEMM_NR * j->b_elem : j->b_row;
-	size_t b_panel = j->bpack ? (size_t)j->k * b_row : GEMM_NR * j->b_elem;
-	const uint8_t *b = (j->bpack ? j->bpack : j->b) + j0 * b_panel;
+    size_t b_row = j->bpack ? GEMM_NR * j->b_elem : j->b_row;
+    size_t b_panel = j->bpack ? (size_t)j->k * b_row : GEMM_NR * j->b_elem;
+    const uint8_t *b = (j->bpack ? j->bpack : j->b) + j0 * b_panel;
 
-	if (j1 <= j0)
-		return;
-	for (uint32_t ip = i0; ip < i1; ip++) {
-		uint32_t row = ip * j->mr;
+    if (j1 <= j0) {
+        return;
+    }
+    for (uint32_t ip = i0; ip < i1; ip++) {
+        uint32_t row = ip * j->mr;
 
-		gemm_tiles(j->isa, j->apack + (size_t)ip * j->k * j->mr, b, b_row, b_panel, j->dtype,
-			   j->k, j->acc + row * j->ldc + j0 * GEMM_NR, j->ldc,
-			   min_u32(j->mr, j->m - row), j1 - j0,
-			   min_u32(GEMM_NR, j->n - (j1 - 1) * GEMM_NR), j->zero);
-	}
+        gemm_tiles(j->isa, j->apack + (size_t)ip * j->k * j->mr, b, b_row,
+                   b_panel, j->dtype, j->k,
+                   j->acc + row * j->ldc + j0 * GEMM_NR, j->ldc,
+                   min_u32(j->mr, j->m - row), j1 - j0,
+                   min_u32(GEMM_NR, j->n - (j1 - 1) * GEMM_NR), j->zero);
+    }
 }
 
 static void store_rows(const struct matmul_job *j, uint32_t r0, uint32_t r1)
 {
-	for (uint32_t i = r0; i < r1; i++)
-		dtype_store(j->out + i * j->c_row, j->dtype_out, j->acc + i * j->ldc, j->n,
-			    j->c_row);
+    for (uint32_t i = r0; i < r1; i++) {
+        dtype_store(j->out + i * j->c_row, j->dtype_out, j->acc + i * j->ldc,
+                    j->n, j->c_row);
+    }
 }
 
 /* Panel p of A, packed by the first part that needs it. */
 static void need_panel(const struct matmul_job *j, uint32_t p)
 {
-	unsigned expect = 0, spins = 0;
+    unsigned expect = 0, spins = 0;
 
-	if (atomic_compare_exchange_strong(&j->state[p], &expect, 1)) {
-		gemm_pack_a(j->isa, j->a, j->a_row, j->dtype, j->m, j->k, p, p + 1, j->apack);
-		atomic_store(&j->state[p], 2);
-		return;
-	}
-	while (atomic_load(&j->state[p]) != 2)
-		pool_pause(&spins);
+    if (atomic_compare_exchange_strong(&j->state[p], &expect, 1)) {
+        gemm_pack_a(j->isa, j->a, j->a_row, j->dtype, j->m, j->k, p, p + 1,
+                    j->apack);
+        atomic_store(&j->state[p], 2);
+        return;
+    }
+    while (atomic_load(&j->state[p]) != 2) {
+        pool_pause(&spins);
+    }
 }
 
 /*
@@ -138,25 +151,27 @@ static void need_panel(const struct matmul_job *j, uint32_t p)
  */
 static void tile_part(void *ctx, unsigned q, unsigned parts)
 {
-	const struct matmul_job *j = ctx;
-	uint32_t p, blk;
-	unsigned spins = 0;
+    const struct matmul_job *j = ctx;
+    uint32_t p, blk;
+    unsigned spins = 0;
 
-	(void)parts;
-	if (q < j->bparts) {
-		pack_b_part(j, q);
-		return;
-	}
-	q -= j->bparts;
-	p = q % j->ipanels;
-	blk = q / j->ipanels;
-	need_panel(j, p);
-	while (atomic_load(j->bdone) != j->bparts)
-		pool_pause(&spins);
-	run_tiles(j, p, p + 1, share(j->jpanels, blk, j->blocks),
-		  share(j->jpanels, blk + 1, j->blocks));
-	if (j->out && atomic_fetch_add(&j->done[p], 1) == j->blocks - 1)
-		store_rows(j, p * j->mr, min_u32(j->m, (p + 1) * j->mr));
+    (void)parts;
+    if (q < j->bparts) {
+        pack_b_part(j, q);
+        return;
+    }
+    q -= j->bparts;
+    p = q % j->ipanels;
+    blk = q / j->ipanels;
+    need_panel(j, p);
+    while (atomic_load(j->bdone) != j->bparts) {
+        pool_pause(&spins);
+    }
+    run_tiles(j, p, p + 1, share(j->jpanels, blk, j->blocks),
+              share(j->jpanels, blk + 1, j->blocks));
+    if (j->out && atomic_fetch_add(&j->done[p], 1) == j->blocks - 1) {
+        store_rows(j, p * j->mr, min_u32(j->m, (p + 1) * j->mr));
+    }
 }
 
 /*
@@ -166,13 +181,13 @@ static void tile_part(void *ctx, unsigned q, unsigned parts)
  */
 static bool pack_b(size_t b_row, uint32_t ipanels)
 {
-	return b_row >= 1024 && ipanels > 1;
+    return b_row >= 1024 && ipanels > 1;
 }
 
 /* Columns of B's panels, rounded up to whole panels. */
 static size_t b_panel_cols(const struct op_desc *op)
 {
-	return ((size_t)op->row_elems + GEMM_NR - 1) / GEMM_NR * GEMM_NR;
+    return ((size_t)op->row_elems + GEMM_NR - 1) / GEMM_NR * GEMM_NR;
 }
 
 /*
@@ -181,80 +196,105 @@ static size_t b_panel_cols(const struct op_desc *op)
  */
 size_t op_matmul_tmp_floats(const struct op_desc *op)
 {
-	return gemm_pack_floats(op->rows, op->k) + 2 * ((size_t)op->rows + 1) + 1 + 16 +
-	       (size_t)op->k * b_panel_cols(op);
+    return gemm_pack_floats(op->rows, op->k) + 2 * ((size_t)op->rows + 1) + 1 +
+           16 + (size_t)op->k * b_panel_cols(op);
 }
 
 size_t op_thread_floats(const struct op_desc *op)
 {
-	(void)op;
-	return 0;
+    (void)op;
+    return 0;
 }
 
-bool op_matmul_fire(const struct op_env *env, const struct op_desc *op, uint32_t firing,
-		    const uint8_t *a, const uint8_t *b, uint8_t *out, float *acc, float *tmp)
+bool op_matmul_fire(const struct op_env *env, const struct op_desc *op,
+                    uint32_t firing, const uint8_t *a, const uint8_t *b,
+                    uint8_t *out, float *acc, float *tmp)
 {
-	return op_matmul_fire_rows(env, op, firing, a, 0, b, 0, out, acc, tmp);
+    return op_matmul_fire_rows(env, op, firing, a, 0, b, 0, out, acc, tmp);
 }
 
-bool op_matmul_fire_rows(const struct op_env *env, const struct op_desc *op, uint32_t firing,
-			 const uint8_t *a, size_t a_row, const uint8_t *b, size_t b_row,
-			 uint8_t *out, float *acc, float *tmp)
+bool op_matmul_fire_rows(const struct op_env *env, const struct op_desc *op,
+                         uint32_t firing, const uint8_t *a, size_t a_row,
+                         const uint8_t *b, size_t b_row, uint8_t *out,
+                         float *acc, float *tmp)
 {
-	uint32_t m = op->rows, k = op->k, n = op->row_elems;
-	uint32_t step = firing % op->k_steps;
-	bool emit = step == op->k_steps - 1, reuse = false;
-	struct matmul_job job = {
-		.isa = gemm_isa(env->simd), .a = a, .b = b,
-		.out = emit ? out : NULL,
-		.a_row = a_row ? a_row : (size_t)sticks_for(k, op->dtype_in) * STICK_BYTES,
-		.b_row = b_row ? b_row : (size_t)sticks_for(n, op->dtype_in) * STICK_BYTES,
-		.c_row = (size_t)sticks_for(n, op->dtype_out) * STICK_BYTES,
-		.ldc = (size_t)sticks_for(n, SPK_DT_FP32) * 32,
-		.b_elem = op->dtype_in == SPK_DT_FP32 ? 4 : 2,
-		.dtype = op->dtype_in, .dtype_out = op->dtype_out,
-		.apack = tmp, .acc = acc, .zero = step == 0,
-		.m = m, .k = k, .n = n, .jpanels = (n + GEMM_NR - 1) / GEMM_NR,
-	};
+    uint32_t m = op->rows, k = op->k, n = op->row_elems;
+    uint32_t step = firing % op->k_steps;
+    bool emit = step == op->k_steps - 1, reuse = false;
+    struct matmul_job job = {
+        .isa = gemm_isa(env->simd),
+        .a = a,
+        .b = b,
+        .out = emit ? out : NULL,
+        .a_row =
+            a_row ? a_row : (size_t)sticks_for(k, op->dtype_in) * STICK_BYTES,
+        .b_row =
+            b_row ? b_row : (size_t)sticks_for(n, op->dtype_in) * STICK_BYTES,
+        .c_row = (size_t)sticks_for(n, op->dtype_out) * STICK_BYTES,
+        .ldc = (size_t)sticks_for(n, SPK_DT_FP32) * 32,
+        .b_elem = op->dtype_in == SPK_DT_FP32 ? 4 : 2,
+        .dtype = op->dtype_in,
+        .dtype_out = op->dtype_out,
+        .apack = tmp,
+        .acc = acc,
+        .zero = step == 0,
+        .m = m,
+        .k = k,
+        .n = n,
+        .jpanels = (n + GEMM_NR - 1) / GEMM_NR,
+    };
 
-	job.mr = gemm_mr(job.isa);
-	job.ipanels = (m + job.mr - 1) / job.mr;
-	job.blocks = (4 * pool_threads(env->pool) + job.ipanels - 1) / job.ipanels;
-	if (job.blocks > job.jpanels)
-		job.blocks = job.jpanels;
-	/*
-	 * A panel of a few rows: blocks of at least 4 column panels, which
-	 * gemm_tiles computes together (smaller parts halve its speed).
-	 */
-	if (m <= GEMM_WIDE_ROWS && job.blocks > (job.jpanels + 3) / 4)
-		job.blocks = (job.jpanels + 3) / 4;
-	job.state = (atomic_uint *)(void *)(tmp + gemm_pack_floats(m, k));
-	job.done = job.state + job.ipanels;
-	if (env->memo) {
-		/* A in device memory packed by the previous firing: panels ready. */
-		struct matmul_memo *mm = env->memo, now = {
-			a, a_row, m, k, op->dtype_in, job.isa, (uintptr_t)a,
-			(uintptr_t)a + (m - 1) * a_row + sticks_for(k, op->dtype_in) * STICK_BYTES
-		};
+    job.mr = gemm_mr(job.isa);
+    job.ipanels = (m + job.mr - 1) / job.mr;
+    job.blocks = (4 * pool_threads(env->pool) + job.ipanels - 1) / job.ipanels;
+    if (job.blocks > job.jpanels) {
+        job.blocks = job.jpanels;
+    }
+    /*
+     * A panel of a few rows: blocks of at least 4 column panels, which
+     * gemm_tiles computes together (smaller parts halve its speed).
+     */
+    if (m <= GEMM_WIDE_ROWS && job.blocks > (job.jpanels + 3) / 4) {
+        job.blocks = (job.jpanels + 3) / 4;
+    }
+    job.state = (atomic_uint *)(void *)(tmp + gemm_pack_floats(m, k));
+    job.done = job.state + job.ipanels;
+    if (env->memo) {
+        /* A in device memory packed by the previous firing: panels ready. */
+        struct matmul_memo *mm = env->memo,
+                           now = { a,
+                                   a_row,
+                                   m,
+                                   k,
+                                   op->dtype_in,
+                                   job.isa,
+                                   (uintptr_t)a,
+                                   (uintptr_t)a + (m - 1) * a_row +
+                                       sticks_for(k, op->dtype_in) *
+                                           STICK_BYTES };
 
-		reuse = a_row && mm->a == a && mm->a_row == a_row && mm->m == m && mm->k == k &&
-			mm->dtype == now.dtype && mm->isa == now.isa;
-		*mm = now;
-		if (!a_row)
-			mm->a = NULL;
-	}
-	for (uint32_t i = 0; i < job.ipanels; i++) {
-		atomic_init(&job.state[i], reuse ? 2 : 0);
-		atomic_init(&job.done[i], 0);
-	}
-	job.bdone = job.done + job.ipanels;
-	atomic_init(job.bdone, 0);
-	if (b_row && pack_b(b_row, job.ipanels)) {
-		job.bparts = 2 * pool_threads(env->pool);
-		job.bpack = (uint8_t *)(((uintptr_t)(job.bdone + 1) + 63) & ~(uintptr_t)63);
-	}
-	pool_start(env->pool, tile_part, &job, sizeof(job), job.bparts + job.ipanels * job.blocks);
-	if (!env->defer)
-		pool_finish(env->pool);
-	return emit;
+        reuse = a_row && mm->a == a && mm->a_row == a_row && mm->m == m &&
+                mm->k == k && mm->dtype == now.dtype && mm->isa == now.isa;
+        *mm = now;
+        if (!a_row) {
+            mm->a = NULL;
+        }
+    }
+    for (uint32_t i = 0; i < job.ipanels; i++) {
+        atomic_init(&job.state[i], reuse ? 2 : 0);
+        atomic_init(&job.done[i], 0);
+    }
+    job.bdone = job.done + job.ipanels;
+    atomic_init(job.bdone, 0);
+    if (b_row && pack_b(b_row, job.ipanels)) {
+        job.bparts = 2 * pool_threads(env->pool);
+        job.bpack =
+            (uint8_t *)(((uintptr_t)(job.bdone + 1) + 63) & ~(uintptr_t)63);
+    }
+    pool_start(env->pool, tile_part, &job, sizeof(job),
+               job.bparts + job.ipanels * job.blocks);
+    if (!env->defer) {
+        pool_finish(env->pool);
+    }
+    return emit;
 }

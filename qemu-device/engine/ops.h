@@ -15,7 +15,7 @@
 #include "internal.h"
 #include "threads.h"
 
-#define OP_MAX_THREADS	64	/* threads.c's POOL_MAX_THREADS */
+#define OP_MAX_THREADS 64 /* threads.c's POOL_MAX_THREADS */
 
 /*
  * The A panels the last matmul firing packed, which op scratch keeps until
@@ -25,27 +25,28 @@
  * op uses the scratch, or a run starts.
  */
 struct matmul_memo {
-	const uint8_t *a;		/* NULL: nothing kept */
-	size_t a_row;
-	uint32_t m, k;
-	unsigned dtype, isa;
-	uintptr_t lo, hi;		/* the bytes of A they were packed from */
+    const uint8_t *a; /* NULL: nothing kept */
+    size_t a_row;
+    uint32_t m, k;
+    unsigned dtype, isa;
+    uintptr_t lo, hi; /* the bytes of A they were packed from */
 };
 
 /* Host resources a firing may use. */
 struct op_env {
-	struct engine_pool *pool;
-	bool simd;
-	/*
-	 * The firing may still be computing on the pool when op_fire returns
-	 * (a matmul into its output FIFO's slots): the caller must call
-	 * pool_finish(pool) before anything else reads or writes the firing's
-	 * core (its FIFOs, accumulator) or fires another op.
-	 */
-	bool defer;
-	float *thread_tmp[OP_MAX_THREADS];	/* op_thread_floats() each, per pool thread */
-	size_t thread_floats;
-	struct matmul_memo *memo;	/* NULL: none */
+    struct engine_pool *pool;
+    bool simd;
+    /*
+     * The firing may still be computing on the pool when op_fire returns
+     * (a matmul into its output FIFO's slots): the caller must call
+     * pool_finish(pool) before anything else reads or writes the firing's
+     * core (its FIFOs, accumulator) or fires another op.
+     */
+    bool defer;
+    /* op_thread_floats() each, per pool thread */
+    float *thread_tmp[OP_MAX_THREADS];
+    size_t thread_floats;
+    struct matmul_memo *memo; /* NULL: none */
 };
 
 /* Floats of host scratch one firing of op needs (the tmp of op_fire). */
@@ -59,20 +60,23 @@ size_t op_thread_floats(const struct op_desc *op);
  * out room for op->out_sticks (written only when the firing emits), acc is
  * the matmul accumulator in the scratchpad.  Returns true if it wrote out.
  */
-bool op_fire(const struct op_env *env, const struct op_desc *op, uint32_t firing,
-	     const uint8_t *const in[3], uint8_t *out, float *acc, float *tmp);
+bool op_fire(const struct op_env *env, const struct op_desc *op,
+             uint32_t firing, const uint8_t *const in[3], uint8_t *out,
+             float *acc, float *tmp);
 
 /* The matmul firing (matmul.c) and its packed-A scratch. */
 size_t op_matmul_tmp_floats(const struct op_desc *op);
-bool op_matmul_fire(const struct op_env *env, const struct op_desc *op, uint32_t firing,
-		    const uint8_t *a, const uint8_t *b, uint8_t *out, float *acc, float *tmp);
+bool op_matmul_fire(const struct op_env *env, const struct op_desc *op,
+                    uint32_t firing, const uint8_t *a, const uint8_t *b,
+                    uint8_t *out, float *acc, float *tmp);
 /*
  * The same with A's rows a_row bytes apart and B's b_row (0: packed, one
  * row after another in whole sticks), for inputs read where they lie in
  * device memory.
  */
-bool op_matmul_fire_rows(const struct op_env *env, const struct op_desc *op, uint32_t firing,
-			 const uint8_t *a, size_t a_row, const uint8_t *b, size_t b_row,
-			 uint8_t *out, float *acc, float *tmp);
+bool op_matmul_fire_rows(const struct op_env *env, const struct op_desc *op,
+                         uint32_t firing, const uint8_t *a, size_t a_row,
+                         const uint8_t *b, size_t b_row, uint8_t *out,
+                         float *acc, float *tmp);
 
 #endif /* SPYRE_ENGINE_OPS_H */

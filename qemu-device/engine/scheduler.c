@@ -32,20 +32,20 @@
 
 /* A stream's FIFO: cap sticks in the scratchpad, with per-slot times. */
 struct fifo {
-	uint8_t *base;
-	uint32_t cap, head, count;
-	uint64_t *ready;		/* when the stick in a slot arrived */
-	uint64_t *freed;		/* when a slot was last emptied (once it was used) */
-	uint64_t pushed;		/* sticks ever pushed: slots are used in order */
-	uint64_t last_ready, last_freed;	/* keep both monotone in FIFO order */
-	/*
-	 * Lazy FIFOs (a DRAM source feeding a matmul, with mem->map): where
-	 * each slot's stick lies in mapped device memory, or NULL when it is
-	 * in the slot; lazy_lo .. lazy_hi bounds the host range of the mapped
-	 * sticks still queued.  NULL src: every stick is in its slot.
-	 */
-	const uint8_t **src;
-	uintptr_t lazy_lo, lazy_hi;
+    uint8_t *base;
+    uint32_t cap, head, count;
+    uint64_t *ready; /* when the stick in a slot arrived */
+    uint64_t *freed; /* when a slot was last emptied (once it was used) */
+    uint64_t pushed; /* sticks ever pushed: slots are used in order */
+    uint64_t last_ready, last_freed; /* keep both monotone in FIFO order */
+    /*
+     * Lazy FIFOs (a DRAM source feeding a matmul, with mem->map): where
+     * each slot's stick lies in mapped device memory, or NULL when it is
+     * in the slot; lazy_lo .. lazy_hi bounds the host range of the mapped
+     * sticks still queued.  NULL src: every stick is in its slot.
+     */
+    const uint8_t **src;
+    uintptr_t lazy_lo, lazy_hi;
 };
 
 /*
@@ -55,116 +55,125 @@ struct fifo {
  * goes on from the previous transfer without a division.
  */
 struct pat_cursor {
-	uint32_t index;
-	uint32_t i[SPK_EP_DIMS];
-	uint64_t off;
+    uint32_t index;
+    uint32_t i[SPK_EP_DIMS];
+    uint64_t off;
 };
 
 struct stream_run {
-	const struct stream_desc *desc;
-	struct fifo fifo;
-	uint32_t entered, left;		/* sticks into and out of the FIFO */
-	uint64_t src_base, dst_base;	/* DRAM endpoints: argument + offset */
-	uint64_t done_at;		/* when the last stick left */
-	int64_t src_next, dst_next;	/* scratchpad patterns: where a run would go on */
-	struct pat_cursor src_cur, dst_cur;
-	/* Lazy streams: the source's whole extent mapped at once, if it could be. */
-	const uint8_t *src_host;
-	bool src_host_tried;
-	uint32_t reader;		/* the agent taking sticks out of the FIFO */
+    const struct stream_desc *desc;
+    struct fifo fifo;
+    uint32_t entered, left;      /* sticks into and out of the FIFO */
+    uint64_t src_base, dst_base; /* DRAM endpoints: argument + offset */
+    uint64_t done_at;            /* when the last stick left */
+    /* scratchpad patterns: where a run would go on */
+    int64_t src_next, dst_next;
+    struct pat_cursor src_cur, dst_cur;
+    /*
+     * Lazy streams: the source's whole extent mapped at once, if it could be.
+     */
+    const uint8_t *src_host;
+    bool src_host_tried;
+    uint32_t reader; /* the agent taking sticks out of the FIFO */
 };
 
 enum agent_kind { AGENT_SRC, AGENT_DST, AGENT_OP };
 
 struct agent {
-	enum agent_kind kind;
-	unsigned slot;			/* index into run->cores */
-	unsigned index;			/* stream or op */
-	uint64_t free_at;
-	uint32_t fired;			/* op firings done */
-	bool dram;			/* waits for the DRAM too (agentq.h) */
-	bool done;
-	uint32_t n;			/* sticks the next firing moves (streams) */
+    enum agent_kind kind;
+    unsigned slot;  /* index into run->cores */
+    unsigned index; /* stream or op */
+    uint64_t free_at;
+    uint32_t fired; /* op firings done */
+    bool dram;      /* waits for the DRAM too (agentq.h) */
+    bool done;
+    uint32_t n; /* sticks the next firing moves (streams) */
 };
 
 struct core_run {
-	const struct core_program *prog;
-	uint8_t *spad;
-	uint64_t pe_free, sfp_free;
-	uint64_t port_free[2];		/* scratchpad ports: SPAD_READ, SPAD_WRITE */
-	unsigned first_agent, num_agents;
-	uint32_t linked;		/* slots sharing a ring stream with this one */
-	/* Agents eval_after() re-evaluates for other cores' firings (link_agents). */
-	unsigned num_senders, num_wport;
-	uint16_t senders[SPK_MAX_STREAMS];	/* ring senders into this core */
-	uint16_t wport[2 * SPK_MAX_STREAMS];	/* stream agents using the write port */
-	/* Last: a run clears only the program's streams (core_run_bytes). */
-	struct stream_run streams[SPK_MAX_STREAMS];
+    const struct core_program *prog;
+    uint8_t *spad;
+    uint64_t pe_free, sfp_free;
+    uint64_t port_free[2]; /* scratchpad ports: SPAD_READ, SPAD_WRITE */
+    unsigned first_agent, num_agents;
+    uint32_t linked; /* slots sharing a ring stream with this one */
+    /*
+     * Agents eval_after() re-evaluates for other cores' firings (link_agents).
+     */
+    unsigned num_senders, num_wport;
+    uint16_t senders[SPK_MAX_STREAMS]; /* ring senders into this core */
+    /* stream agents using the write port */
+    uint16_t wport[2 * SPK_MAX_STREAMS];
+    /* Last: a run clears only the program's streams (core_run_bytes). */
+    struct stream_run streams[SPK_MAX_STREAMS];
 };
 
 /* What of a core_run a program with n streams uses. */
 static inline size_t core_run_bytes(unsigned n)
 {
-	return offsetof(struct core_run, streams) + n * sizeof(struct stream_run);
+    return offsetof(struct core_run, streams) + n * sizeof(struct stream_run);
 }
 
 /* FIFO slots first .. first + n - 1 (wrapping) of a core's stream. */
 struct slot_range {
-	uint32_t stream, first, n;
+    uint32_t stream, first, n;
 };
 
 struct run {
-	const struct spyre_program *prog;
-	const struct spyre_timing_params *t;
-	const struct spyre_engine_mem *mem;
-	struct spyre_engine_stats *stats;
-	struct spyre_engine_error *err;
-	struct core_run *cores;
-	struct agent *agents;
-	unsigned num_agents, pending;
-	struct agentq queue;
-	struct engine_arena *arena;
-	struct dram_model dram;
-	struct ring_model ring;
-	float *tmp;
-	uint8_t *gather;		/* op inputs, then output, contiguous */
-	struct op_env env;		/* thread pool and SIMD choice for kernels */
-	uint64_t end;			/* latest completion seen */
-	/* A firing still computing (op_env.defer): its core, the FIFO slots it uses. */
-	int busy_slot;			/* -1: none */
-	unsigned busy_num;
-	struct slot_range busy_use[4];
-	uintptr_t busy_lo, busy_hi;	/* mapped device memory it reads, if any */
-	struct fifo **lazy;		/* the lazy FIFOs */
-	unsigned num_lazy;
-	uintptr_t lazy_lo, lazy_hi;	/* holds every lazy FIFO's range (grows only) */
-	struct matmul_memo memo;	/* A panels kept in r->tmp (ops.h) */
+    const struct spyre_program *prog;
+    const struct spyre_timing_params *t;
+    const struct spyre_engine_mem *mem;
+    struct spyre_engine_stats *stats;
+    struct spyre_engine_error *err;
+    struct core_run *cores;
+    struct agent *agents;
+    unsigned num_agents, pending;
+    struct agentq queue;
+    struct engine_arena *arena;
+    struct dram_model dram;
+    struct ring_model ring;
+    float *tmp;
+    uint8_t *gather;   /* op inputs, then output, contiguous */
+    struct op_env env; /* thread pool and SIMD choice for kernels */
+    uint64_t end;      /* latest completion seen */
+    /*
+     * A firing still computing (op_env.defer): its core, the FIFO slots it
+     * uses.
+     */
+    int busy_slot; /* -1: none */
+    unsigned busy_num;
+    struct slot_range busy_use[4];
+    uintptr_t busy_lo, busy_hi; /* mapped device memory it reads, if any */
+    struct fifo **lazy;         /* the lazy FIFOs */
+    unsigned num_lazy;
+    uintptr_t lazy_lo, lazy_hi; /* holds every lazy FIFO's range (grows only) */
+    struct matmul_memo memo;    /* A panels kept in r->tmp (ops.h) */
 };
 
 static inline uint64_t max_u64(uint64_t a, uint64_t b)
 {
-	return a > b ? a : b;
+    return a > b ? a : b;
 }
 
 static inline bool stream_done(const struct stream_run *s)
 {
-	return s->left == s->desc->total_sticks;
+    return s->left == s->desc->total_sticks;
 }
 
 static inline uint32_t fifo_space(const struct fifo *f)
 {
-	return f->cap - f->count;
+    return f->cap - f->count;
 }
 
 static inline uint8_t *fifo_at(const struct fifo *f, uint32_t i)
 {
-	return f->base + (size_t)((f->head + i) % f->cap) * STICK_BYTES;
+    return f->base + (size_t)((f->head + i) % f->cap) * STICK_BYTES;
 }
 
 /* When the n-th stick from the front arrived (n >= 1, n <= count). */
 static inline uint64_t fifo_ready_time(const struct fifo *f, uint32_t n)
 {
-	return f->ready[(f->head + n - 1) % f->cap];
+    return f->ready[(f->head + n - 1) % f->cap];
 }
 
 /*
@@ -173,47 +182,52 @@ static inline uint64_t fifo_ready_time(const struct fifo *f, uint32_t n)
  */
 static inline uint64_t fifo_room_time(const struct fifo *f, uint32_t n)
 {
-	if (f->pushed + n - 1 < f->cap)
-		return 0;
-	return f->freed[(f->head + f->count + n - 1) % f->cap];
+    if (f->pushed + n - 1 < f->cap) {
+        return 0;
+    }
+    return f->freed[(f->head + f->count + n - 1) % f->cap];
 }
 
 /* times[pos .. pos + n - 1], wrapping at cap, = t (no division per slot). */
-static void fifo_set_times(uint64_t *times, uint32_t cap, uint32_t pos, uint32_t n, uint64_t t)
+static void fifo_set_times(uint64_t *times, uint32_t cap, uint32_t pos,
+                           uint32_t n, uint64_t t)
 {
-	while (n) {
-		uint32_t run = n < cap - pos ? n : cap - pos;
+    while (n) {
+        uint32_t run = n < cap - pos ? n : cap - pos;
 
-		for (uint32_t i = 0; i < run; i++)
-			times[pos + i] = t;
-		n -= run;
-		pos = 0;
-	}
+        for (uint32_t i = 0; i < run; i++) {
+            times[pos + i] = t;
+        }
+        n -= run;
+        pos = 0;
+    }
 }
 
 static void fifo_push(struct fifo *f, uint32_t n, uint64_t ready)
 {
-	f->last_ready = max_u64(f->last_ready, ready);
-	fifo_set_times(f->ready, f->cap, (f->head + f->count) % f->cap, n, f->last_ready);
-	f->count += n;
-	f->pushed += n;
+    f->last_ready = max_u64(f->last_ready, ready);
+    fifo_set_times(f->ready, f->cap, (f->head + f->count) % f->cap, n,
+                   f->last_ready);
+    f->count += n;
+    f->pushed += n;
 }
 
 static void fifo_pop(struct stream_run *s, uint32_t n, uint64_t freed)
 {
-	struct fifo *f = &s->fifo;
+    struct fifo *f = &s->fifo;
 
-	f->last_freed = max_u64(f->last_freed, freed);
-	fifo_set_times(f->freed, f->cap, f->head, n, f->last_freed);
-	f->head = (f->head + n) % f->cap;
-	f->count -= n;
-	if (f->src && !f->count) {	/* nothing mapped is queued */
-		f->lazy_lo = UINTPTR_MAX;
-		f->lazy_hi = 0;
-	}
-	s->left += n;
-	if (stream_done(s))
-		s->done_at = f->last_freed;
+    f->last_freed = max_u64(f->last_freed, freed);
+    fifo_set_times(f->freed, f->cap, f->head, n, f->last_freed);
+    f->head = (f->head + n) % f->cap;
+    f->count -= n;
+    if (f->src && !f->count) { /* nothing mapped is queued */
+        f->lazy_lo = UINTPTR_MAX;
+        f->lazy_hi = 0;
+    }
+    s->left += n;
+    if (stream_done(s)) {
+        s->done_at = f->last_freed;
+    }
 }
 
 /*
@@ -223,33 +237,37 @@ static void fifo_pop(struct stream_run *s, uint32_t n, uint64_t freed)
  */
 static void fifo_materialize(struct fifo *f, uint32_t n)
 {
-	uint32_t i = 0;
+    uint32_t i = 0;
 
-	while (i < n) {
-		uint32_t pos = (f->head + i) % f->cap, run = 1;
-		const uint8_t *p = f->src[pos];
+    while (i < n) {
+        uint32_t pos = (f->head + i) % f->cap, run = 1;
+        const uint8_t *p = f->src[pos];
 
-		if (!p) {
-			i++;
-			continue;
-		}
-		while (i + run < n && pos + run < f->cap &&
-		       f->src[pos + run] == p + (size_t)run * STICK_BYTES)
-			run++;
-		memcpy(f->base + (size_t)pos * STICK_BYTES, p, (size_t)run * STICK_BYTES);
-		for (uint32_t j = 0; j < run; j++)
-			f->src[pos + j] = NULL;
-		i += run;
-	}
-	if (n == f->count) {
-		f->lazy_lo = UINTPTR_MAX;
-		f->lazy_hi = 0;
-	}
+        if (!p) {
+            i++;
+            continue;
+        }
+        while (i + run < n && pos + run < f->cap &&
+               f->src[pos + run] == p + (size_t)run * STICK_BYTES) {
+            run++;
+        }
+        memcpy(f->base + (size_t)pos * STICK_BYTES, p,
+               (size_t)run * STICK_BYTES);
+        for (uint32_t j = 0; j < run; j++) {
+            f->src[pos + j] = NULL;
+        }
+        i += run;
+    }
+    if (n == f->count) {
+        f->lazy_lo = UINTPTR_MAX;
+        f->lazy_hi = 0;
+    }
 }
 
-static inline bool ranges_meet(uintptr_t lo, uintptr_t hi, uintptr_t lo2, uintptr_t hi2)
+static inline bool ranges_meet(uintptr_t lo, uintptr_t hi, uintptr_t lo2,
+                               uintptr_t hi2)
 {
-	return lo < hi2 && lo2 < hi;
+    return lo < hi2 && lo2 < hi;
 }
 
 /*
@@ -261,62 +279,70 @@ static inline bool ranges_meet(uintptr_t lo, uintptr_t hi, uintptr_t lo2, uintpt
  */
 static void before_write(struct run *r, uint64_t addr, size_t len)
 {
-	const uint8_t *p;
-	uintptr_t lo, hi;
-	bool any;
+    const uint8_t *p;
+    uintptr_t lo, hi;
+    bool any;
 
-	if (!r->num_lazy)
-		return;
-	p = r->mem->map(r->mem->opaque, addr, len);
-	any = !p;
-	lo = (uintptr_t)p;
-	hi = lo + len;
-	if (r->busy_slot >= 0 && r->busy_lo < r->busy_hi &&
-	    (any || ranges_meet(lo, hi, r->busy_lo, r->busy_hi))) {
-		pool_finish(r->env.pool);
-		r->busy_slot = -1;
-	}
-	if (r->memo.a && (any || ranges_meet(lo, hi, r->memo.lo, r->memo.hi)))
-		r->memo.a = NULL;
-	if (!any && !ranges_meet(lo, hi, r->lazy_lo, r->lazy_hi))
-		return;
-	for (unsigned i = 0; i < r->num_lazy; i++) {
-		struct fifo *f = r->lazy[i];
+    if (!r->num_lazy) {
+        return;
+    }
+    p = r->mem->map(r->mem->opaque, addr, len);
+    any = !p;
+    lo = (uintptr_t)p;
+    hi = lo + len;
+    if (r->busy_slot >= 0 && r->busy_lo < r->busy_hi &&
+        (any || ranges_meet(lo, hi, r->busy_lo, r->busy_hi))) {
+        pool_finish(r->env.pool);
+        r->busy_slot = -1;
+    }
+    if (r->memo.a && (any || ranges_meet(lo, hi, r->memo.lo, r->memo.hi))) {
+        r->memo.a = NULL;
+    }
+    if (!any && !ranges_meet(lo, hi, r->lazy_lo, r->lazy_hi)) {
+        return;
+    }
+    for (unsigned i = 0; i < r->num_lazy; i++) {
+        struct fifo *f = r->lazy[i];
 
-		if (f->lazy_lo < f->lazy_hi && (any || ranges_meet(lo, hi, f->lazy_lo, f->lazy_hi)))
-			fifo_materialize(f, f->count);
-	}
+        if (f->lazy_lo < f->lazy_hi &&
+            (any || ranges_meet(lo, hi, f->lazy_lo, f->lazy_hi))) {
+            fifo_materialize(f, f->count);
+        }
+    }
 }
 
 /* Sticks may enter stream s once the stream it waits for has finished. */
-static bool stream_may_enter(const struct core_run *cr, const struct stream_run *s,
-			     uint64_t *t)
+static bool stream_may_enter(const struct core_run *cr,
+                             const struct stream_run *s, uint64_t *t)
 {
-	const struct stream_run *dep;
+    const struct stream_run *dep;
 
-	if (s->desc->after == SPK_NONE)
-		return true;
-	dep = &cr->streams[s->desc->after];
-	if (!stream_done(dep))
-		return false;
-	*t = max_u64(*t, dep->done_at);
-	return true;
+    if (s->desc->after == SPK_NONE) {
+        return true;
+    }
+    dep = &cr->streams[s->desc->after];
+    if (!stream_done(dep)) {
+        return false;
+    }
+    *t = max_u64(*t, dep->done_at);
+    return true;
 }
 
 /*
  * The receiving stream of ring sender d on the first core >= *core of its
  * destination mask (which *core becomes), or NULL past the last.
  */
-static struct stream_run *next_receiver(struct run *r, const struct stream_desc *d,
-					unsigned *core, struct core_run **rc)
+static struct stream_run *next_receiver(struct run *r,
+                                        const struct stream_desc *d,
+                                        unsigned *core, struct core_run **rc)
 {
-	for (; *core < r->prog->cfg.num_cores; ++*core) {
-		if (d->dst.core & (1u << *core)) {
-			*rc = &r->cores[r->prog->core_slot[*core]];
-			return &(*rc)->streams[d->dst.ref];
-		}
-	}
-	return NULL;
+    for (; *core < r->prog->cfg.num_cores; ++*core) {
+        if (d->dst.core & (1u << *core)) {
+            *rc = &r->cores[r->prog->core_slot[*core]];
+            return &(*rc)->streams[d->dst.ref];
+        }
+    }
+    return NULL;
 }
 
 /*
@@ -326,160 +352,182 @@ static struct stream_run *next_receiver(struct run *r, const struct stream_desc 
  * in it (a scratchpad destination, an op's input FIFO).  A FIFO between
  * DRAM, ring and scratchpad ends is the data mover's staging, not storage.
  */
-static void stream_ports(const struct stream_desc *d, bool src_agent, bool port[2])
+static void stream_ports(const struct stream_desc *d, bool src_agent,
+                         bool port[2])
 {
-	port[SPAD_READ] = src_agent ? d->src.kind == SPK_EP_SCRATCH : d->src.kind == SPK_EP_OP;
-	port[SPAD_WRITE] = src_agent ? d->dst.kind == SPK_EP_OP : d->dst.kind == SPK_EP_SCRATCH;
+    port[SPAD_READ] =
+        src_agent ? d->src.kind == SPK_EP_SCRATCH : d->src.kind == SPK_EP_OP;
+    port[SPAD_WRITE] =
+        src_agent ? d->dst.kind == SPK_EP_OP : d->dst.kind == SPK_EP_SCRATCH;
 }
 
 /* Start no earlier than the ports a transfer needs are free. */
-static uint64_t ports_ready(const struct core_run *cr, const bool port[2], uint64_t t)
+static uint64_t ports_ready(const struct core_run *cr, const bool port[2],
+                            uint64_t t)
 {
-	for (int p = 0; p < 2; p++)
-		if (port[p])
-			t = max_u64(t, cr->port_free[p]);
-	return t;
+    for (int p = 0; p < 2; p++) {
+        if (port[p]) {
+            t = max_u64(t, cr->port_free[p]);
+        }
+    }
+    return t;
 }
 
 /*
  * Hold the ports from t for bytes each, plus the pattern's requests on the
  * first port held.  Returns when the last is released (t if none).
  */
-static uint64_t hold_ports(struct run *r, struct core_run *cr, const bool port[2], uint64_t t,
-			   uint64_t bytes, uint32_t runs)
+static uint64_t hold_ports(struct run *r, struct core_run *cr,
+                           const bool port[2], uint64_t t, uint64_t bytes,
+                           uint32_t runs)
 {
-	uint64_t end = t;
+    uint64_t end = t;
 
-	for (int p = 0; p < 2; p++) {
-		if (!port[p])
-			continue;
-		cr->port_free[p] = max_u64(t, cr->port_free[p]) +
-				   timing_port_ticks(r->t, bytes, runs);
-		end = max_u64(end, cr->port_free[p]);
-		runs = 0;
-	}
-	return end;
+    for (int p = 0; p < 2; p++) {
+        if (!port[p]) {
+            continue;
+        }
+        cr->port_free[p] =
+            max_u64(t, cr->port_free[p]) + timing_port_ticks(r->t, bytes, runs);
+        end = max_u64(end, cr->port_free[p]);
+        runs = 0;
+    }
+    return end;
 }
 
 static bool src_ready(struct run *r, struct agent *a, uint64_t *t, uint32_t *n)
 {
-	struct core_run *cr = &r->cores[a->slot];
-	struct stream_run *s = &cr->streams[a->index];
-	uint32_t left = s->desc->total_sticks - s->entered;
-	bool port[2];
+    struct core_run *cr = &r->cores[a->slot];
+    struct stream_run *s = &cr->streams[a->index];
+    uint32_t left = s->desc->total_sticks - s->entered;
+    bool port[2];
 
-	if (!left || !fifo_space(&s->fifo) || !stream_may_enter(cr, s, t))
-		return false;
-	*n = left < r->t->burst_sticks ? left : r->t->burst_sticks;
-	if (*n > fifo_space(&s->fifo))
-		*n = fifo_space(&s->fifo);
-	stream_ports(s->desc, true, port);
-	*t = ports_ready(cr, port, max_u64(*t, fifo_room_time(&s->fifo, *n)));
-	return true;
+    if (!left || !fifo_space(&s->fifo) || !stream_may_enter(cr, s, t)) {
+        return false;
+    }
+    *n = left < r->t->burst_sticks ? left : r->t->burst_sticks;
+    if (*n > fifo_space(&s->fifo)) {
+        *n = fifo_space(&s->fifo);
+    }
+    stream_ports(s->desc, true, port);
+    *t = ports_ready(cr, port, max_u64(*t, fifo_room_time(&s->fifo, *n)));
+    return true;
 }
 
 static bool dst_ready(struct run *r, struct agent *a, uint64_t *t, uint32_t *n)
 {
-	struct core_run *cr = &r->cores[a->slot];
-	struct stream_run *s = &cr->streams[a->index];
-	const struct stream_desc *d = s->desc;
-	struct core_run *rc;
-	struct stream_run *rs;
-	bool port[2];
+    struct core_run *cr = &r->cores[a->slot];
+    struct stream_run *s = &cr->streams[a->index];
+    const struct stream_desc *d = s->desc;
+    struct core_run *rc;
+    struct stream_run *rs;
+    bool port[2];
 
-	*n = s->fifo.count < r->t->burst_sticks ? s->fifo.count : r->t->burst_sticks;
-	if (!*n)
-		return false;
-	if (d->dst.kind == SPK_EP_RING) {
-		for (unsigned c = 0; (rs = next_receiver(r, d, &c, &rc)); c++) {
-			if (!fifo_space(&rs->fifo) || !stream_may_enter(rc, rs, t))
-				return false;
-			if (*n > fifo_space(&rs->fifo))
-				*n = fifo_space(&rs->fifo);
-		}
-		for (unsigned c = 0; (rs = next_receiver(r, d, &c, &rc)); c++)
-			*t = max_u64(*t, fifo_room_time(&rs->fifo, *n));
-	}
-	stream_ports(d, false, port);
-	*t = ports_ready(cr, port, max_u64(*t, fifo_ready_time(&s->fifo, *n)));
-	return true;
+    *n =
+        s->fifo.count < r->t->burst_sticks ? s->fifo.count : r->t->burst_sticks;
+    if (!*n) {
+        return false;
+    }
+    if (d->dst.kind == SPK_EP_RING) {
+        for (unsigned c = 0; (rs = next_receiver(r, d, &c, &rc)); c++) {
+            if (!fifo_space(&rs->fifo) || !stream_may_enter(rc, rs, t)) {
+                return false;
+            }
+            if (*n > fifo_space(&rs->fifo)) {
+                *n = fifo_space(&rs->fifo);
+            }
+        }
+        for (unsigned c = 0; (rs = next_receiver(r, d, &c, &rc)); c++) {
+            *t = max_u64(*t, fifo_room_time(&rs->fifo, *n));
+        }
+    }
+    stream_ports(d, false, port);
+    *t = ports_ready(cr, port, max_u64(*t, fifo_ready_time(&s->fifo, *n)));
+    return true;
 }
 
 static bool op_emits(const struct op_desc *op, uint32_t firing)
 {
-	return op->opcode != SPK_OPC_MATMUL || firing % op->k_steps == op->k_steps - 1;
+    return op->opcode != SPK_OPC_MATMUL ||
+           firing % op->k_steps == op->k_steps - 1;
 }
 
 static bool op_ready(struct run *r, struct agent *a, uint64_t *t)
 {
-	struct core_run *cr = &r->cores[a->slot];
-	const struct op_desc *op = &cr->prog->ops[a->index];
-	struct stream_run *out = &cr->streams[op->out];
+    struct core_run *cr = &r->cores[a->slot];
+    const struct op_desc *op = &cr->prog->ops[a->index];
+    struct stream_run *out = &cr->streams[op->out];
 
-	for (unsigned i = 0; i < op->num_in; i++) {
-		struct fifo *f = &cr->streams[op->in[i]].fifo;
+    for (unsigned i = 0; i < op->num_in; i++) {
+        struct fifo *f = &cr->streams[op->in[i]].fifo;
 
-		if (f->count < op->in_sticks[i])
-			return false;
-		*t = max_u64(*t, fifo_ready_time(f, op->in_sticks[i]));
-	}
-	if (op_emits(op, a->fired)) {
-		if (fifo_space(&out->fifo) < op->out_sticks || !stream_may_enter(cr, out, t))
-			return false;
-		*t = max_u64(*t, fifo_room_time(&out->fifo, op->out_sticks));
-	}
-	*t = max_u64(*t, op->opcode == SPK_OPC_MATMUL ? cr->pe_free : cr->sfp_free);
-	return true;
+        if (f->count < op->in_sticks[i]) {
+            return false;
+        }
+        *t = max_u64(*t, fifo_ready_time(f, op->in_sticks[i]));
+    }
+    if (op_emits(op, a->fired)) {
+        if (fifo_space(&out->fifo) < op->out_sticks ||
+            !stream_may_enter(cr, out, t)) {
+            return false;
+        }
+        *t = max_u64(*t, fifo_room_time(&out->fifo, op->out_sticks));
+    }
+    *t = max_u64(*t, op->opcode == SPK_OPC_MATMUL ? cr->pe_free : cr->sfp_free);
+    return true;
 }
 
 static bool agent_done(const struct run *r, const struct agent *a)
 {
-	const struct core_run *cr = &r->cores[a->slot];
-	const struct stream_run *s = &cr->streams[a->index];
+    const struct core_run *cr = &r->cores[a->slot];
+    const struct stream_run *s = &cr->streams[a->index];
 
-	switch (a->kind) {
-	case AGENT_SRC:
-		return s->entered == s->desc->total_sticks;
-	case AGENT_DST:
-		return stream_done(s);
-	default:
-		return a->fired == cr->prog->ops[a->index].firings;
-	}
+    switch (a->kind) {
+    case AGENT_SRC:
+        return s->entered == s->desc->total_sticks;
+    case AGENT_DST:
+        return stream_done(s);
+    default:
+        return a->fired == cr->prog->ops[a->index].firings;
+    }
 }
 
-static enum spyre_engine_status mem_fail(struct run *r, struct agent *a, uint64_t addr,
-					 const char *what)
+static enum spyre_engine_status mem_fail(struct run *r, struct agent *a,
+                                         uint64_t addr, const char *what)
 {
-	engine_set_error(r->err, SPYRE_ENGINE_E_MEMORY, (int)r->cores[a->slot].prog->core,
-			 (int)a->index, "device memory %s failed at 0x%llx", what,
-			 (unsigned long long)addr);
-	return SPYRE_ENGINE_E_MEMORY;
+    engine_set_error(r->err, SPYRE_ENGINE_E_MEMORY,
+                     (int)r->cores[a->slot].prog->core, (int)a->index,
+                     "device memory %s failed at 0x%llx", what,
+                     (unsigned long long)addr);
+    return SPYRE_ENGINE_E_MEMORY;
 }
 
 /* Put c at stick `index` of ep's pattern. */
-static void cursor_seek(const struct endpoint *ep, struct pat_cursor *c, uint32_t index)
+static void cursor_seek(const struct endpoint *ep, struct pat_cursor *c,
+                        uint32_t index)
 {
-	c->index = index;
-	c->off = 0;
-	for (int d = 0; d < SPK_EP_DIMS; d++) {
-		c->i[d] = index % ep->count[d];
-		c->off += (uint64_t)c->i[d] * (uint64_t)ep->stride[d];
-		index /= ep->count[d];
-	}
+    c->index = index;
+    c->off = 0;
+    for (int d = 0; d < SPK_EP_DIMS; d++) {
+        c->i[d] = index % ep->count[d];
+        c->off += (uint64_t)c->i[d] * (uint64_t)ep->stride[d];
+        index /= ep->count[d];
+    }
 }
 
 /* Move c on by n sticks of its innermost row (n <= count[0] - i[0]). */
-static void cursor_step(const struct endpoint *ep, struct pat_cursor *c, uint32_t n)
+static void cursor_step(const struct endpoint *ep, struct pat_cursor *c,
+                        uint32_t n)
 {
-	c->index += n;
-	c->i[0] += n;
-	c->off += (uint64_t)n * (uint64_t)ep->stride[0];
-	for (int d = 0; d < SPK_EP_DIMS - 1 && c->i[d] == ep->count[d]; d++) {
-		c->off -= (uint64_t)ep->count[d] * (uint64_t)ep->stride[d];
-		c->i[d] = 0;
-		c->i[d + 1]++;
-		c->off += (uint64_t)ep->stride[d + 1];
-	}
+    c->index += n;
+    c->i[0] += n;
+    c->off += (uint64_t)n * (uint64_t)ep->stride[0];
+    for (int d = 0; d < SPK_EP_DIMS - 1 && c->i[d] == ep->count[d]; d++) {
+        c->off -= (uint64_t)ep->count[d] * (uint64_t)ep->stride[d];
+        c->i[d] = 0;
+        c->i[d + 1]++;
+        c->off += (uint64_t)ep->stride[d + 1];
+    }
 }
 
 /*
@@ -496,122 +544,143 @@ static void cursor_step(const struct endpoint *ep, struct pat_cursor *c, uint32_
  * requests); *next is where the previous run ended, so a run may go on
  * from the previous transfer.
  */
-static enum spyre_engine_status move_sticks(struct run *r, struct agent *a,
-					    struct core_run *cr, const struct endpoint *ep,
-					    uint64_t base, struct fifo *f, uint32_t slot,
-					    uint32_t first, uint32_t n, bool to_fifo, bool coalesce,
-					    uint32_t *runs, int64_t *next, struct pat_cursor *cur,
-					    const uint8_t *host)
+static enum spyre_engine_status move_sticks(
+    struct run *r, struct agent *a, struct core_run *cr,
+    const struct endpoint *ep, uint64_t base, struct fifo *f, uint32_t slot,
+    uint32_t first, uint32_t n, bool to_fifo, bool coalesce, uint32_t *runs,
+    int64_t *next, struct pat_cursor *cur, const uint8_t *host)
 {
-	uint32_t i = 0, pos = (f->head + slot) % f->cap;
+    uint32_t i = 0, pos = (f->head + slot) % f->cap;
 
-	if (cur->index != first)
-		cursor_seek(ep, cur, first);
-	while (i < n) {
-		int64_t off = (int64_t)cur->off;
-		uint32_t run = 0, max = n - i < f->cap - pos ? n - i : f->cap - pos;
-		uint8_t *fifo = f->base + (size_t)pos * STICK_BYTES;
-		size_t bytes;
+    if (cur->index != first) {
+        cursor_seek(ep, cur, first);
+    }
+    while (i < n) {
+        int64_t off = (int64_t)cur->off;
+        uint32_t run = 0, max = n - i < f->cap - pos ? n - i : f->cap - pos;
+        uint8_t *fifo = f->base + (size_t)pos * STICK_BYTES;
+        size_t bytes;
 
-		/* Whole innermost rows of 128-byte strides, while the next stick follows. */
-		do {
-			uint32_t step = 1;
+        /*
+         * Whole innermost rows of 128-byte strides, while the next stick
+         * follows.
+         */
+        do {
+            uint32_t step = 1;
 
-			if (coalesce && ep->stride[0] == STICK_BYTES) {
-				step = ep->count[0] - cur->i[0];
-				step = step < max - run ? step : max - run;
-			}
-			cursor_step(ep, cur, step);
-			run += step;
-		} while (coalesce && run < max &&
-			 (int64_t)cur->off == off + (int64_t)run * STICK_BYTES);
-		bytes = (size_t)run * STICK_BYTES;
-		*runs += off != *next;
-		*next = off + (int64_t)bytes;
-		if (ep->kind == SPK_EP_SCRATCH) {
-			uint8_t *sp = cr->spad + cr->prog->buffers[ep->ref].offset + ep->offset + off;
+            if (coalesce && ep->stride[0] == STICK_BYTES) {
+                step = ep->count[0] - cur->i[0];
+                step = step < max - run ? step : max - run;
+            }
+            cursor_step(ep, cur, step);
+            run += step;
+        } while (coalesce && run < max &&
+                 (int64_t)cur->off == off + (int64_t)run * STICK_BYTES);
+        bytes = (size_t)run * STICK_BYTES;
+        *runs += off != *next;
+        *next = off + (int64_t)bytes;
+        if (ep->kind == SPK_EP_SCRATCH) {
+            uint8_t *sp =
+                cr->spad + cr->prog->buffers[ep->ref].offset + ep->offset + off;
 
-			memcpy(to_fifo ? fifo : sp, to_fifo ? sp : fifo, bytes);
-		} else {
-			uint64_t addr = base + (uint64_t)off;
-			int rc;
+            memcpy(to_fifo ? fifo : sp, to_fifo ? sp : fifo, bytes);
+        } else {
+            uint64_t addr = base + (uint64_t)off;
+            int rc;
 
-			if (to_fifo && f->src) {
-				/* A lazy FIFO keeps where the sticks lie, if they are mapped. */
-				const uint8_t *p = host ? host + (off - ep->min_off) :
-						   r->mem->map(r->mem->opaque, addr, bytes);
+            if (to_fifo && f->src) {
+                /*
+                 * A lazy FIFO keeps where the sticks lie, if they are mapped.
+                 */
+                const uint8_t *p =
+                    host ? host + (off - ep->min_off)
+                         : r->mem->map(r->mem->opaque, addr, bytes);
 
-				for (uint32_t j = 0; j < run; j++)
-					f->src[pos + j] = p ? p + (size_t)j * STICK_BYTES : NULL;
-				if (p) {
-					if ((uintptr_t)p < f->lazy_lo)
-						f->lazy_lo = (uintptr_t)p;
-					if ((uintptr_t)p + bytes > f->lazy_hi)
-						f->lazy_hi = (uintptr_t)p + bytes;
-					if (f->lazy_lo < r->lazy_lo)
-						r->lazy_lo = f->lazy_lo;
-					if (f->lazy_hi > r->lazy_hi)
-						r->lazy_hi = f->lazy_hi;
-					i += run;
-					pos = pos + run == f->cap ? 0 : pos + run;
-					continue;
-				}
-			}
-			if (!to_fifo)
-				before_write(r, addr, bytes);
-			rc = to_fifo ? r->mem->read(r->mem->opaque, addr, fifo, bytes) :
-				       r->mem->write(r->mem->opaque, addr, fifo, bytes);
-			if (rc && run == 1)
-				return mem_fail(r, a, addr, to_fifo ? "read" : "write");
-			if (rc)		/* find the stick that fails */
-				return move_sticks(r, a, cr, ep, base, f, slot + i, first + i,
-						   run, to_fifo, false, runs, next, cur, NULL);
-		}
-		i += run;
-		pos = pos + run == f->cap ? 0 : pos + run;
-	}
-	return SPYRE_ENGINE_OK;
+                for (uint32_t j = 0; j < run; j++) {
+                    f->src[pos + j] = p ? p + (size_t)j * STICK_BYTES : NULL;
+                }
+                if (p) {
+                    if ((uintptr_t)p < f->lazy_lo) {
+                        f->lazy_lo = (uintptr_t)p;
+                    }
+                    if ((uintptr_t)p + bytes > f->lazy_hi) {
+                        f->lazy_hi = (uintptr_t)p + bytes;
+                    }
+                    if (f->lazy_lo < r->lazy_lo) {
+                        r->lazy_lo = f->lazy_lo;
+                    }
+                    if (f->lazy_hi > r->lazy_hi) {
+                        r->lazy_hi = f->lazy_hi;
+                    }
+                    i += run;
+                    pos = pos + run == f->cap ? 0 : pos + run;
+                    continue;
+                }
+            }
+            if (!to_fifo) {
+                before_write(r, addr, bytes);
+            }
+            rc = to_fifo ? r->mem->read(r->mem->opaque, addr, fifo, bytes)
+                         : r->mem->write(r->mem->opaque, addr, fifo, bytes);
+            if (rc && run == 1) {
+                return mem_fail(r, a, addr, to_fifo ? "read" : "write");
+            }
+            if (rc) { /* find the stick that fails */
+                return move_sticks(r, a, cr, ep, base, f, slot + i, first + i,
+                                   run, to_fifo, false, runs, next, cur, NULL);
+            }
+        }
+        i += run;
+        pos = pos + run == f->cap ? 0 : pos + run;
+    }
+    return SPYRE_ENGINE_OK;
 }
 
-static enum spyre_engine_status fire_src(struct run *r, struct agent *a, uint64_t t,
-					 uint32_t n)
+static enum spyre_engine_status fire_src(struct run *r, struct agent *a,
+                                         uint64_t t, uint32_t n)
 {
-	struct core_run *cr = &r->cores[a->slot];
-	struct stream_run *s = &cr->streams[a->index];
-	const struct endpoint *ep = &s->desc->src;
-	uint64_t bytes = (uint64_t)n * STICK_BYTES, done, ready;
-	uint32_t runs = 0;
-	enum spyre_engine_status st;
-	bool port[2];
+    struct core_run *cr = &r->cores[a->slot];
+    struct stream_run *s = &cr->streams[a->index];
+    const struct endpoint *ep = &s->desc->src;
+    uint64_t bytes = (uint64_t)n * STICK_BYTES, done, ready;
+    uint32_t runs = 0;
+    enum spyre_engine_status st;
+    bool port[2];
 
-	if (s->fifo.src && !s->src_host_tried) {
-		/* Map the whole extent once, unless it is much larger than the sticks. */
-		uint64_t span = (uint64_t)(ep->max_off - ep->min_off) + STICK_BYTES;
+    if (s->fifo.src && !s->src_host_tried) {
+        /*
+         * Map the whole extent once, unless it is much larger than the sticks.
+         */
+        uint64_t span = (uint64_t)(ep->max_off - ep->min_off) + STICK_BYTES;
 
-		s->src_host_tried = true;
-		if (span / 16 <= (uint64_t)s->desc->total_sticks * STICK_BYTES)
-			s->src_host = r->mem->map(r->mem->opaque,
-						  s->src_base + (uint64_t)ep->min_off, span);
-	}
-	st = move_sticks(r, a, cr, ep, s->src_base, &s->fifo, s->fifo.count, s->entered, n,
-			 true, true, &runs, &s->src_next, &s->src_cur, s->src_host);
-	if (st)
-		return st;
-	stream_ports(s->desc, true, port);
-	/* Requests to the DRAM are the DRAM model's (bursts, turnaround). */
-	done = ready = hold_ports(r, cr, port, t, bytes, ep->kind == SPK_EP_SCRATCH ? runs : 0);
-	if (ep->kind == SPK_EP_DRAM) {
-		uint64_t arrival;
+        s->src_host_tried = true;
+        if (span / 16 <= (uint64_t)s->desc->total_sticks * STICK_BYTES) {
+            s->src_host = r->mem->map(
+                r->mem->opaque, s->src_base + (uint64_t)ep->min_off, span);
+        }
+    }
+    st = move_sticks(r, a, cr, ep, s->src_base, &s->fifo, s->fifo.count,
+                     s->entered, n, true, true, &runs, &s->src_next,
+                     &s->src_cur, s->src_host);
+    if (st) {
+        return st;
+    }
+    stream_ports(s->desc, true, port);
+    /* Requests to the DRAM are the DRAM model's (bursts, turnaround). */
+    done = ready = hold_ports(r, cr, port, t, bytes,
+                              ep->kind == SPK_EP_SCRATCH ? runs : 0);
+    if (ep->kind == SPK_EP_DRAM) {
+        uint64_t arrival;
 
-		done = dram_transfer(&r->dram, r->t, t, bytes, false, &arrival);
-		ready = max_u64(ready, arrival);
-		r->stats->dram_read_bytes += bytes;
-	}
-	s->entered += n;
-	fifo_push(&s->fifo, n, ready);
-	a->free_at = done;
-	r->end = max_u64(r->end, ready);
-	return SPYRE_ENGINE_OK;
+        done = dram_transfer(&r->dram, r->t, t, bytes, false, &arrival);
+        ready = max_u64(ready, arrival);
+        r->stats->dram_read_bytes += bytes;
+    }
+    s->entered += n;
+    fifo_push(&s->fifo, n, ready);
+    a->free_at = done;
+    r->end = max_u64(r->end, ready);
+    return SPYRE_ENGINE_OK;
 }
 
 /*
@@ -622,130 +691,149 @@ static enum spyre_engine_status fire_src(struct run *r, struct agent *a, uint64_
  */
 static void fifo_transfer(const struct fifo *from, struct fifo *to, uint32_t n)
 {
-	uint32_t i = 0;
+    uint32_t i = 0;
 
-	while (i < n) {
-		uint32_t ps = (from->head + i) % from->cap;
-		uint32_t pd = (to->head + to->count + i) % to->cap;
-		uint32_t run = n - i;
-		uint8_t *dst = to->base + (size_t)pd * STICK_BYTES;
+    while (i < n) {
+        uint32_t ps = (from->head + i) % from->cap;
+        uint32_t pd = (to->head + to->count + i) % to->cap;
+        uint32_t run = n - i;
+        uint8_t *dst = to->base + (size_t)pd * STICK_BYTES;
 
-		if (run > from->cap - ps)
-			run = from->cap - ps;
-		if (run > to->cap - pd)
-			run = to->cap - pd;
-		if (!from->src) {
-			memcpy(dst, from->base + (size_t)ps * STICK_BYTES, (size_t)run * STICK_BYTES);
-			if (to->src)
-				memset(&to->src[pd], 0, run * sizeof(*to->src));
-		} else if (to->src) {
-			/* Where the sticks lie, then the bytes of those in from's slots. */
-			memcpy(&to->src[pd], &from->src[ps], run * sizeof(*to->src));
-			for (uint32_t j = 0; j < run; j++)
-				if (!from->src[ps + j])
-					memcpy(dst + (size_t)j * STICK_BYTES,
-					       from->base + (size_t)(ps + j) * STICK_BYTES, STICK_BYTES);
-		} else {
-			for (uint32_t j = 0; j < run; j++) {
-				const uint8_t *p = from->src[ps + j];
+        if (run > from->cap - ps) {
+            run = from->cap - ps;
+        }
+        if (run > to->cap - pd) {
+            run = to->cap - pd;
+        }
+        if (!from->src) {
+            memcpy(dst, from->base + (size_t)ps * STICK_BYTES,
+                   (size_t)run * STICK_BYTES);
+            if (to->src) {
+                memset(&to->src[pd], 0, run * sizeof(*to->src));
+            }
+        } else if (to->src) {
+            /* Where the sticks lie, then the bytes of those in from's slots. */
+            memcpy(&to->src[pd], &from->src[ps], run * sizeof(*to->src));
+            for (uint32_t j = 0; j < run; j++) {
+                if (!from->src[ps + j]) {
+                    memcpy(dst + (size_t)j * STICK_BYTES,
+                           from->base + (size_t)(ps + j) * STICK_BYTES,
+                           STICK_BYTES);
+                }
+            }
+        } else {
+            for (uint32_t j = 0; j < run; j++) {
+                const uint8_t *p = from->src[ps + j];
 
-				memcpy(dst + (size_t)j * STICK_BYTES,
-				       p ? p : from->base + (size_t)(ps + j) * STICK_BYTES, STICK_BYTES);
-			}
-		}
-		i += run;
-	}
-	/* What to now maps lies in what from maps (a superset is safe). */
-	if (from->src && to->src && from->lazy_lo < from->lazy_hi) {
-		if (from->lazy_lo < to->lazy_lo)
-			to->lazy_lo = from->lazy_lo;
-		if (from->lazy_hi > to->lazy_hi)
-			to->lazy_hi = from->lazy_hi;
-	}
+                memcpy(dst + (size_t)j * STICK_BYTES,
+                       p ? p : from->base + (size_t)(ps + j) * STICK_BYTES,
+                       STICK_BYTES);
+            }
+        }
+        i += run;
+    }
+    /* What to now maps lies in what from maps (a superset is safe). */
+    if (from->src && to->src && from->lazy_lo < from->lazy_hi) {
+        if (from->lazy_lo < to->lazy_lo) {
+            to->lazy_lo = from->lazy_lo;
+        }
+        if (from->lazy_hi > to->lazy_hi) {
+            to->lazy_hi = from->lazy_hi;
+        }
+    }
 }
 
 /*
  * Send n sticks over the ring.  A receiver whose stream feeds an op writes
  * them into its scratchpad as they arrive, through its write port.
  */
-static void fire_ring(struct run *r, struct agent *a, uint64_t t, uint32_t n, uint64_t *done)
+static void fire_ring(struct run *r, struct agent *a, uint64_t t, uint32_t n,
+                      uint64_t *done)
 {
-	struct core_run *cr = &r->cores[a->slot], *rc;
-	struct stream_run *rs;
-	const struct stream_desc *d = cr->streams[a->index].desc;
-	uint64_t arrival[SPYRE_ENGINE_MAX_CORES];
-	uint64_t bytes = (uint64_t)n * STICK_BYTES;
-	uint64_t port_ticks = timing_port_ticks(r->t, bytes, 0);
-	bool port[2];
+    struct core_run *cr = &r->cores[a->slot], *rc;
+    struct stream_run *rs;
+    const struct stream_desc *d = cr->streams[a->index].desc;
+    uint64_t arrival[SPYRE_ENGINE_MAX_CORES];
+    uint64_t bytes = (uint64_t)n * STICK_BYTES;
+    uint64_t port_ticks = timing_port_ticks(r->t, bytes, 0);
+    bool port[2];
 
-	stream_ports(d, false, port);
-	*done = max_u64(hold_ports(r, cr, port, t, bytes, 0),
-			ring_transfer(&r->ring, r->t, cr->prog->core, d->dst.core, t, bytes,
-				      arrival, &r->stats->ring_link_bytes));
-	r->stats->ring_bytes += bytes;
-	for (unsigned c = 0; (rs = next_receiver(r, d, &c, &rc)); c++) {
-		uint64_t at = arrival[c];
+    stream_ports(d, false, port);
+    *done =
+        max_u64(hold_ports(r, cr, port, t, bytes, 0),
+                ring_transfer(&r->ring, r->t, cr->prog->core, d->dst.core, t,
+                              bytes, arrival, &r->stats->ring_link_bytes));
+    r->stats->ring_bytes += bytes;
+    for (unsigned c = 0; (rs = next_receiver(r, d, &c, &rc)); c++) {
+        uint64_t at = arrival[c];
 
-		if (rs->desc->dst.kind == SPK_EP_OP) {
-			uint64_t *w = &rc->port_free[SPAD_WRITE];
+        if (rs->desc->dst.kind == SPK_EP_OP) {
+            uint64_t *w = &rc->port_free[SPAD_WRITE];
 
-			*w = max_u64(at > port_ticks ? at - port_ticks : 0, *w) + port_ticks;
-			at = *w;
-		}
-		fifo_transfer(&cr->streams[a->index].fifo, &rs->fifo, n);
-		rs->entered += n;
-		fifo_push(&rs->fifo, n, at);
-		r->end = max_u64(r->end, at);
-	}
+            *w =
+                max_u64(at > port_ticks ? at - port_ticks : 0, *w) + port_ticks;
+            at = *w;
+        }
+        fifo_transfer(&cr->streams[a->index].fifo, &rs->fifo, n);
+        rs->entered += n;
+        fifo_push(&rs->fifo, n, at);
+        r->end = max_u64(r->end, at);
+    }
 }
 
-static enum spyre_engine_status fire_dst(struct run *r, struct agent *a, uint64_t t,
-					 uint32_t n)
+static enum spyre_engine_status fire_dst(struct run *r, struct agent *a,
+                                         uint64_t t, uint32_t n)
 {
-	struct core_run *cr = &r->cores[a->slot];
-	struct stream_run *s = &cr->streams[a->index];
-	const struct endpoint *ep = &s->desc->dst;
-	uint64_t bytes = (uint64_t)n * STICK_BYTES, done, unused;
+    struct core_run *cr = &r->cores[a->slot];
+    struct stream_run *s = &cr->streams[a->index];
+    const struct endpoint *ep = &s->desc->dst;
+    uint64_t bytes = (uint64_t)n * STICK_BYTES, done, unused;
 
-	if (ep->kind == SPK_EP_RING) {
-		fire_ring(r, a, t, n, &done);
-	} else {
-		uint32_t runs = 0;
-		bool port[2];
-		enum spyre_engine_status st;
+    if (ep->kind == SPK_EP_RING) {
+        fire_ring(r, a, t, n, &done);
+    } else {
+        uint32_t runs = 0;
+        bool port[2];
+        enum spyre_engine_status st;
 
-		st = move_sticks(r, a, cr, ep, s->dst_base, &s->fifo, 0, s->left, n, false, true,
-				 &runs, &s->dst_next, &s->dst_cur, NULL);
-		if (st)
-			return st;
-		stream_ports(s->desc, false, port);
-		done = hold_ports(r, cr, port, t, bytes, ep->kind == SPK_EP_SCRATCH ? runs : 0);
-		if (ep->kind == SPK_EP_DRAM) {
-			done = max_u64(done, dram_transfer(&r->dram, r->t, t, bytes, true, &unused));
-			r->stats->dram_write_bytes += bytes;
-		}
-	}
-	fifo_pop(s, n, done);
-	a->free_at = done;
-	r->end = max_u64(r->end, done);
-	return SPYRE_ENGINE_OK;
+        st = move_sticks(r, a, cr, ep, s->dst_base, &s->fifo, 0, s->left, n,
+                         false, true, &runs, &s->dst_next, &s->dst_cur, NULL);
+        if (st) {
+            return st;
+        }
+        stream_ports(s->desc, false, port);
+        done = hold_ports(r, cr, port, t, bytes,
+                          ep->kind == SPK_EP_SCRATCH ? runs : 0);
+        if (ep->kind == SPK_EP_DRAM) {
+            done = max_u64(
+                done, dram_transfer(&r->dram, r->t, t, bytes, true, &unused));
+            r->stats->dram_write_bytes += bytes;
+        }
+    }
+    fifo_pop(s, n, done);
+    a->free_at = done;
+    r->end = max_u64(r->end, done);
+    return SPYRE_ENGINE_OK;
 }
 
 /*
  * The first n sticks of a FIFO as one array: in place when they do not
  * wrap, else copied to *spare (which then moves past them).
  */
-static const uint8_t *fifo_front(const struct fifo *f, uint32_t n, uint8_t **spare)
+static const uint8_t *fifo_front(const struct fifo *f, uint32_t n,
+                                 uint8_t **spare)
 {
-	uint8_t *dst = *spare;
-	uint32_t first = f->cap - f->head < n ? f->cap - f->head : n;
+    uint8_t *dst = *spare;
+    uint32_t first = f->cap - f->head < n ? f->cap - f->head : n;
 
-	if (first == n)
-		return fifo_at(f, 0);
-	memcpy(dst, fifo_at(f, 0), (size_t)first * STICK_BYTES);
-	memcpy(dst + (size_t)first * STICK_BYTES, f->base, (size_t)(n - first) * STICK_BYTES);
-	*spare += (size_t)n * STICK_BYTES;
-	return dst;
+    if (first == n) {
+        return fifo_at(f, 0);
+    }
+    memcpy(dst, fifo_at(f, 0), (size_t)first * STICK_BYTES);
+    memcpy(dst + (size_t)first * STICK_BYTES, f->base,
+           (size_t)(n - first) * STICK_BYTES);
+    *spare += (size_t)n * STICK_BYTES;
+    return dst;
 }
 
 /*
@@ -754,167 +842,187 @@ static const uint8_t *fifo_front(const struct fifo *f, uint32_t n, uint8_t **spa
  * matmul reads them where they lie, from *p with rows *row bytes apart.
  */
 static bool fifo_rows(const struct fifo *f, uint32_t n, uint32_t row_sticks,
-		      const uint8_t **p, size_t *row)
+                      const uint8_t **p, size_t *row)
 {
-	const uint8_t *const *src = f->src;
-	uintptr_t p0 = (uintptr_t)src[f->head], stride = 0;
-	uint32_t rows = n / row_sticks, pos = f->head;
+    const uint8_t *const *src = f->src;
+    uintptr_t p0 = (uintptr_t)src[f->head], stride = 0;
+    uint32_t rows = n / row_sticks, pos = f->head;
 
-	if (!p0)
-		return false;
-	if (rows > 1) {
-		uintptr_t p1 = (uintptr_t)src[(f->head + row_sticks) % f->cap];
+    if (!p0) {
+        return false;
+    }
+    if (rows > 1) {
+        uintptr_t p1 = (uintptr_t)src[(f->head + row_sticks) % f->cap];
 
-		if (p1 <= p0)
-			return false;
-		stride = p1 - p0;
-	}
-	for (uint32_t i = 0; i < rows; i++) {
-		uintptr_t want = p0 + i * stride;
+        if (p1 <= p0) {
+            return false;
+        }
+        stride = p1 - p0;
+    }
+    for (uint32_t i = 0; i < rows; i++) {
+        uintptr_t want = p0 + i * stride;
 
-		for (uint32_t j = 0; j < row_sticks; j++, want += STICK_BYTES) {
-			if ((uintptr_t)src[pos] != want)
-				return false;
-			if (++pos == f->cap)
-				pos = 0;
-		}
-	}
-	*p = src[f->head];
-	*row = stride;
-	return true;
+        for (uint32_t j = 0; j < row_sticks; j++, want += STICK_BYTES) {
+            if ((uintptr_t)src[pos] != want) {
+                return false;
+            }
+            if (++pos == f->cap) {
+                pos = 0;
+            }
+        }
+    }
+    *p = src[f->head];
+    *row = stride;
+    return true;
 }
 
 static void fire_op(struct run *r, struct agent *a, uint64_t t)
 {
-	struct core_run *cr = &r->cores[a->slot];
-	const struct op_desc *op = &cr->prog->ops[a->index];
-	struct stream_run *out = &cr->streams[op->out];
-	struct fifo *of = &out->fifo;
-	unsigned core = cr->prog->core;
-	const uint8_t *in[3] = { NULL, NULL, NULL };
-	size_t row[3] = { 0, 0, 0 };	/* matmul inputs read in device memory: */
-	bool mapped[3] = { false, false, false };	/* rows this far apart */
-	uint8_t *spare = r->gather, *out_buf;
-	uint32_t out_pos = (of->head + of->count) % of->cap;
-	bool direct = out_pos + op->out_sticks <= of->cap;
-	float *acc = NULL;
-	bool on_pe, emitted;
-	uint64_t end = t + timing_op_ticks(r->t, op, &on_pe);
+    struct core_run *cr = &r->cores[a->slot];
+    const struct op_desc *op = &cr->prog->ops[a->index];
+    struct stream_run *out = &cr->streams[op->out];
+    struct fifo *of = &out->fifo;
+    unsigned core = cr->prog->core;
+    const uint8_t *in[3] = { NULL, NULL, NULL };
+    size_t row[3] = { 0, 0, 0 }; /* matmul inputs read in device memory: */
+    bool mapped[3] = { false, false, false }; /* rows this far apart */
+    uint8_t *spare = r->gather, *out_buf;
+    uint32_t out_pos = (of->head + of->count) % of->cap;
+    bool direct = out_pos + op->out_sticks <= of->cap;
+    float *acc = NULL;
+    bool on_pe, emitted;
+    uint64_t end = t + timing_op_ticks(r->t, op, &on_pe);
 
-	r->busy_lo = UINTPTR_MAX;
-	r->busy_hi = 0;
-	for (unsigned i = 0; i < op->num_in; i++) {
-		struct fifo *f = &cr->streams[op->in[i]].fifo;
+    r->busy_lo = UINTPTR_MAX;
+    r->busy_hi = 0;
+    for (unsigned i = 0; i < op->num_in; i++) {
+        struct fifo *f = &cr->streams[op->in[i]].fifo;
 
-		if (f->src) {
-			/* A's rows are K elements, B's N (only matmuls have lazy inputs). */
-			uint32_t rs = sticks_for(i ? op->row_elems : op->k, op->dtype_in);
+        if (f->src) {
+            /*
+             * A's rows are K elements, B's N (only matmuls have lazy inputs).
+             */
+            uint32_t rs = sticks_for(i ? op->row_elems : op->k, op->dtype_in);
 
-			if (fifo_rows(f, op->in_sticks[i], rs, &in[i], &row[i])) {
-				uintptr_t lo = (uintptr_t)in[i];
-				uintptr_t hi = lo + (op->in_sticks[i] / rs - 1) * row[i] +
-					       (size_t)rs * STICK_BYTES;
+            if (fifo_rows(f, op->in_sticks[i], rs, &in[i], &row[i])) {
+                uintptr_t lo = (uintptr_t)in[i];
+                uintptr_t hi = lo + (op->in_sticks[i] / rs - 1) * row[i] +
+                               (size_t)rs * STICK_BYTES;
 
-				r->busy_lo = lo < r->busy_lo ? lo : r->busy_lo;
-				r->busy_hi = hi > r->busy_hi ? hi : r->busy_hi;
-				mapped[i] = true;
-				continue;
-			}
-			fifo_materialize(f, op->in_sticks[i]);
-		}
-		in[i] = fifo_front(f, op->in_sticks[i], &spare);
-	}
-	/* Output straight into the FIFO's free slots when they do not wrap. */
-	out_buf = direct ? of->base + (size_t)out_pos * STICK_BYTES : spare;
-	if (op->opcode == SPK_OPC_MATMUL) {
-		acc = (float *)(void *)(cr->spad + cr->prog->buffers[op->acc_buffer].offset);
-		r->stats->macs += (uint64_t)op->rows * op->k * op->row_elems;
-	}
-	/* A matmul writing straight into its FIFO may finish later (run_loop). */
-	r->env.defer = direct && op->opcode == SPK_OPC_MATMUL;
-	if (r->env.defer) {
-		r->busy_slot = (int)a->slot;
-		r->busy_num = 0;
-		/* The FIFO slots it reads: not those of inputs read in device memory. */
-		for (unsigned i = 0; i < op->num_in; i++)
-			if (!mapped[i])
-				r->busy_use[r->busy_num++] = (struct slot_range){
-					op->in[i], cr->streams[op->in[i]].fifo.head,
-					op->in_sticks[i] };
-		if (op_emits(op, a->fired))
-			r->busy_use[r->busy_num++] = (struct slot_range){ op->out, out_pos,
-									  op->out_sticks };
-	}
-	if (op->opcode == SPK_OPC_MATMUL) {
-		emitted = op_matmul_fire_rows(&r->env, op, a->fired, in[0], row[0], in[1], row[1],
-					      out_buf, acc, r->tmp);
-	} else {
-		r->memo.a = NULL;	/* its scratch is r->tmp too */
-		emitted = op_fire(&r->env, op, a->fired, in, out_buf, acc, r->tmp);
-	}
-	if (emitted) {
-		if (!direct) {
-			uint32_t first = of->cap - out_pos;
+                r->busy_lo = lo < r->busy_lo ? lo : r->busy_lo;
+                r->busy_hi = hi > r->busy_hi ? hi : r->busy_hi;
+                mapped[i] = true;
+                continue;
+            }
+            fifo_materialize(f, op->in_sticks[i]);
+        }
+        in[i] = fifo_front(f, op->in_sticks[i], &spare);
+    }
+    /* Output straight into the FIFO's free slots when they do not wrap. */
+    out_buf = direct ? of->base + (size_t)out_pos * STICK_BYTES : spare;
+    if (op->opcode == SPK_OPC_MATMUL) {
+        acc = (float *)(void *)(cr->spad +
+                                cr->prog->buffers[op->acc_buffer].offset);
+        r->stats->macs += (uint64_t)op->rows * op->k * op->row_elems;
+    }
+    /* A matmul writing straight into its FIFO may finish later (run_loop). */
+    r->env.defer = direct && op->opcode == SPK_OPC_MATMUL;
+    if (r->env.defer) {
+        r->busy_slot = (int)a->slot;
+        r->busy_num = 0;
+        /*
+         * The FIFO slots it reads: not those of inputs read in device memory.
+         */
+        for (unsigned i = 0; i < op->num_in; i++) {
+            if (!mapped[i]) {
+                r->busy_use[r->busy_num++] =
+                    (struct slot_range){ op->in[i],
+                                         cr->streams[op->in[i]].fifo.head,
+                                         op->in_sticks[i] };
+            }
+        }
+        if (op_emits(op, a->fired)) {
+            r->busy_use[r->busy_num++] =
+                (struct slot_range){ op->out, out_pos, op->out_sticks };
+        }
+    }
+    if (op->opcode == SPK_OPC_MATMUL) {
+        emitted = op_matmul_fire_rows(&r->env, op, a->fired, in[0], row[0],
+                                      in[1], row[1], out_buf, acc, r->tmp);
+    } else {
+        r->memo.a = NULL; /* its scratch is r->tmp too */
+        emitted = op_fire(&r->env, op, a->fired, in, out_buf, acc, r->tmp);
+    }
+    if (emitted) {
+        if (!direct) {
+            uint32_t first = of->cap - out_pos;
 
-			memcpy(of->base + (size_t)out_pos * STICK_BYTES, out_buf,
-			       (size_t)first * STICK_BYTES);
-			memcpy(of->base, out_buf + (size_t)first * STICK_BYTES,
-			       (size_t)(op->out_sticks - first) * STICK_BYTES);
-		}
-		out->entered += op->out_sticks;
-		fifo_push(of, op->out_sticks, end);
-	}
-	for (unsigned i = 0; i < op->num_in; i++)
-		fifo_pop(&cr->streams[op->in[i]], op->in_sticks[i], end);
-	a->fired++;
-	a->free_at = end;
-	*(on_pe ? &cr->pe_free : &cr->sfp_free) = end;
-	r->stats->op_firings++;
-	r->stats->busy_cycles[core] += (end - t) / TICKS_PER_CYCLE;
-	if (on_pe)
-		r->stats->pe_busy_cycles[core] += (end - t) / TICKS_PER_CYCLE;
-	r->end = max_u64(r->end, end);
+            memcpy(of->base + (size_t)out_pos * STICK_BYTES, out_buf,
+                   (size_t)first * STICK_BYTES);
+            memcpy(of->base, out_buf + (size_t)first * STICK_BYTES,
+                   (size_t)(op->out_sticks - first) * STICK_BYTES);
+        }
+        out->entered += op->out_sticks;
+        fifo_push(of, op->out_sticks, end);
+    }
+    for (unsigned i = 0; i < op->num_in; i++) {
+        fifo_pop(&cr->streams[op->in[i]], op->in_sticks[i], end);
+    }
+    a->fired++;
+    a->free_at = end;
+    *(on_pe ? &cr->pe_free : &cr->sfp_free) = end;
+    r->stats->op_firings++;
+    r->stats->busy_cycles[core] += (end - t) / TICKS_PER_CYCLE;
+    if (on_pe) {
+        r->stats->pe_busy_cycles[core] += (end - t) / TICKS_PER_CYCLE;
+    }
+    r->end = max_u64(r->end, end);
 }
 
 static const char *agent_name(const struct agent *a)
 {
-	return a->kind == AGENT_SRC ? "stream source" :
-	       a->kind == AGENT_DST ? "stream destination" : "op";
+    return a->kind == AGENT_SRC   ? "stream source"
+           : a->kind == AGENT_DST ? "stream destination"
+                                  : "op";
 }
 
 /* Nothing can fire: report the first agent that still has work. */
 static enum spyre_engine_status report_deadlock(struct run *r)
 {
-	struct agent *first = NULL;
+    struct agent *first = NULL;
 
-	for (unsigned i = 0; i < r->num_agents && !first; i++)
-		if (!r->agents[i].done)
-			first = &r->agents[i];
-	engine_set_error(r->err, SPYRE_ENGINE_E_DEADLOCK, (int)r->cores[first->slot].prog->core,
-			 (int)first->index,
-			 "no progress possible: %s %u waits (%u agents unfinished)",
-			 agent_name(first), first->index, r->pending);
-	return SPYRE_ENGINE_E_DEADLOCK;
+    for (unsigned i = 0; i < r->num_agents && !first; i++) {
+        if (!r->agents[i].done) {
+            first = &r->agents[i];
+        }
+    }
+    engine_set_error(r->err, SPYRE_ENGINE_E_DEADLOCK,
+                     (int)r->cores[first->slot].prog->core, (int)first->index,
+                     "no progress possible: %s %u waits (%u agents unfinished)",
+                     agent_name(first), first->index, r->pending);
+    return SPYRE_ENGINE_E_DEADLOCK;
 }
 
 /* Re-evaluate agent i: done, or when it could fire next (without the DRAM). */
 static void agent_eval(struct run *r, unsigned i)
 {
-	struct agent *a = &r->agents[i];
-	uint64_t t = a->free_at;
-	bool ready;
+    struct agent *a = &r->agents[i];
+    uint64_t t = a->free_at;
+    bool ready;
 
-	if (a->done)
-		return;
-	if (agent_done(r, a)) {
-		a->done = true;
-		r->pending--;
-		agentq_set(&r->queue, a->dram, i, AGENTQ_NEVER);
-		return;
-	}
-	ready = a->kind == AGENT_SRC ? src_ready(r, a, &t, &a->n) :
-		a->kind == AGENT_DST ? dst_ready(r, a, &t, &a->n) : op_ready(r, a, &t);
-	agentq_set(&r->queue, a->dram, i, ready ? t : AGENTQ_NEVER);
+    if (a->done) {
+        return;
+    }
+    if (agent_done(r, a)) {
+        a->done = true;
+        r->pending--;
+        agentq_set(&r->queue, a->dram, i, AGENTQ_NEVER);
+        return;
+    }
+    ready = a->kind == AGENT_SRC   ? src_ready(r, a, &t, &a->n)
+            : a->kind == AGENT_DST ? dst_ready(r, a, &t, &a->n)
+                                   : op_ready(r, a, &t);
+    agentq_set(&r->queue, a->dram, i, ready ? t : AGENTQ_NEVER);
 }
 
 /*
@@ -924,31 +1032,36 @@ static void agent_eval(struct run *r, unsigned i)
  */
 static void link_agents(struct run *r)
 {
-	for (unsigned i = 0; i < r->num_agents; i++) {
-		const struct agent *a = &r->agents[i];
-		struct core_run *cr = &r->cores[a->slot], *rc;
-		const struct op_desc *op;
-		struct stream_run *s, *rs;
-		bool port[2];
+    for (unsigned i = 0; i < r->num_agents; i++) {
+        const struct agent *a = &r->agents[i];
+        struct core_run *cr = &r->cores[a->slot], *rc;
+        const struct op_desc *op;
+        struct stream_run *s, *rs;
+        bool port[2];
 
-		if (a->kind == AGENT_OP) {
-			op = &cr->prog->ops[a->index];
-			for (unsigned j = 0; j < op->num_in; j++)
-				cr->streams[op->in[j]].reader = i;
-			continue;
-		}
-		s = &cr->streams[a->index];
-		stream_ports(s->desc, a->kind == AGENT_SRC, port);
-		if (port[SPAD_WRITE])
-			cr->wport[cr->num_wport++] = (uint16_t)i;
-		if (a->kind != AGENT_DST)
-			continue;
-		s->reader = i;
-		/* One sender a receiving stream, never on its own core (loader.c). */
-		for (unsigned c = 0; s->desc->dst.kind == SPK_EP_RING &&
-				     (rs = next_receiver(r, s->desc, &c, &rc)); c++)
-			rc->senders[rc->num_senders++] = (uint16_t)i;
-	}
+        if (a->kind == AGENT_OP) {
+            op = &cr->prog->ops[a->index];
+            for (unsigned j = 0; j < op->num_in; j++) {
+                cr->streams[op->in[j]].reader = i;
+            }
+            continue;
+        }
+        s = &cr->streams[a->index];
+        stream_ports(s->desc, a->kind == AGENT_SRC, port);
+        if (port[SPAD_WRITE]) {
+            cr->wport[cr->num_wport++] = (uint16_t)i;
+        }
+        if (a->kind != AGENT_DST) {
+            continue;
+        }
+        s->reader = i;
+        /* One sender a receiving stream, never on its own core (loader.c). */
+        for (unsigned c = 0; s->desc->dst.kind == SPK_EP_RING &&
+                             (rs = next_receiver(r, s->desc, &c, &rc));
+             c++) {
+            rc->senders[rc->num_senders++] = (uint16_t)i;
+        }
+    }
 }
 
 /*
@@ -962,41 +1075,50 @@ static void link_agents(struct run *r)
  */
 static void eval_after(struct run *r, const struct agent *a)
 {
-	const struct core_run *cr = &r->cores[a->slot];
-	const struct stream_desc *d;
-	const struct stream_run *rs;
-	struct core_run *rc;
+    const struct core_run *cr = &r->cores[a->slot];
+    const struct stream_desc *d;
+    const struct stream_run *rs;
+    struct core_run *rc;
 
-	for (unsigned i = cr->first_agent; i < cr->first_agent + cr->num_agents; i++)
-		agent_eval(r, i);
-	for (unsigned k = 0; k < cr->num_senders; k++)
-		agent_eval(r, cr->senders[k]);
-	if (a->kind != AGENT_DST)
-		return;
-	d = cr->streams[a->index].desc;
-	if (d->dst.kind != SPK_EP_RING)
-		return;
-	/* The loader made each receiver a stream of another core. */
-	for (unsigned c = 0; (rs = next_receiver(r, d, &c, &rc)); c++) {
-		agent_eval(r, rs->reader);
-		/*
-		 * The write port only delays an agent that can fire: one that
-		 * cannot (or is done) stays so, as nothing else it reads changed.
-		 */
-		if (rs->desc->dst.kind == SPK_EP_OP)
-			for (unsigned k = 0; k < rc->num_wport; k++) {
-				const struct agent *w = &r->agents[rc->wport[k]];
+    for (unsigned i = cr->first_agent; i < cr->first_agent + cr->num_agents;
+         i++) {
+        agent_eval(r, i);
+    }
+    for (unsigned k = 0; k < cr->num_senders; k++) {
+        agent_eval(r, cr->senders[k]);
+    }
+    if (a->kind != AGENT_DST) {
+        return;
+    }
+    d = cr->streams[a->index].desc;
+    if (d->dst.kind != SPK_EP_RING) {
+        return;
+    }
+    /* The loader made each receiver a stream of another core. */
+    for (unsigned c = 0; (rs = next_receiver(r, d, &c, &rc)); c++) {
+        agent_eval(r, rs->reader);
+        /*
+         * The write port only delays an agent that can fire: one that
+         * cannot (or is done) stays so, as nothing else it reads changed.
+         */
+        if (rs->desc->dst.kind == SPK_EP_OP) {
+            for (unsigned k = 0; k < rc->num_wport; k++) {
+                const struct agent *w = &r->agents[rc->wport[k]];
 
-				if (agentq_time(&r->queue, w->dram, rc->wport[k]) != AGENTQ_NEVER)
-					agent_eval(r, rc->wport[k]);
-			}
-	}
+                if (agentq_time(&r->queue, w->dram, rc->wport[k]) !=
+                    AGENTQ_NEVER) {
+                    agent_eval(r, rc->wport[k]);
+                }
+            }
+        }
+    }
 }
 
 /* Whether two runs of slots of a FIFO of cap slots share a slot. */
-static bool slots_meet(uint32_t a, uint32_t an, uint32_t b, uint32_t bn, uint32_t cap)
+static bool slots_meet(uint32_t a, uint32_t an, uint32_t b, uint32_t bn,
+                       uint32_t cap)
 {
-	return (b + cap - a) % cap < an || (a + cap - b) % cap < bn;
+    return (b + cap - a) % cap < an || (a + cap - b) % cap < bn;
 }
 
 /*
@@ -1006,87 +1128,108 @@ static bool slots_meet(uint32_t a, uint32_t an, uint32_t b, uint32_t bn, uint32_
  * slots the firing reads or writes.  Other agents of s move sticks of
  * other streams, or of other slots of the same FIFOs, and need not wait.
  */
-static bool agent_touches(const struct run *r, const struct agent *a, unsigned s)
+static bool agent_touches(const struct run *r, const struct agent *a,
+                          unsigned s)
 {
-	const struct stream_run *st;
-	uint32_t first;
+    const struct stream_run *st;
+    uint32_t first;
 
-	if (a->kind == AGENT_OP || (r->cores[s].linked & (1u << a->slot)))
-		return true;
-	if (a->slot != s)
-		return false;
-	st = &r->cores[s].streams[a->index];
-	if (st->desc->src.kind == SPK_EP_SCRATCH || st->desc->dst.kind == SPK_EP_SCRATCH)
-		return true;
-	first = a->kind == AGENT_SRC ? (st->fifo.head + st->fifo.count) % st->fifo.cap :
-				       st->fifo.head;
-	for (unsigned i = 0; i < r->busy_num; i++)
-		if (r->busy_use[i].stream == a->index &&
-		    slots_meet(first, a->n, r->busy_use[i].first, r->busy_use[i].n, st->fifo.cap))
-			return true;
-	return false;
+    if (a->kind == AGENT_OP || (r->cores[s].linked & (1u << a->slot))) {
+        return true;
+    }
+    if (a->slot != s) {
+        return false;
+    }
+    st = &r->cores[s].streams[a->index];
+    if (st->desc->src.kind == SPK_EP_SCRATCH ||
+        st->desc->dst.kind == SPK_EP_SCRATCH) {
+        return true;
+    }
+    first = a->kind == AGENT_SRC
+                ? (st->fifo.head + st->fifo.count) % st->fifo.cap
+                : st->fifo.head;
+    for (unsigned i = 0; i < r->busy_num; i++) {
+        if (r->busy_use[i].stream == a->index &&
+            slots_meet(first, a->n, r->busy_use[i].first, r->busy_use[i].n,
+                       st->fifo.cap)) {
+            return true;
+        }
+    }
+    return false;
 }
 
 static enum spyre_engine_status run_loop(struct run *r)
 {
-	link_agents(r);
-	for (unsigned i = 0; i < r->num_agents; i++)
-		agent_eval(r, i);
-	for (;;) {
-		struct agent *best;
-		uint32_t idx;
-		uint64_t t;
-		enum spyre_engine_status st = SPYRE_ENGINE_OK;
+    link_agents(r);
+    for (unsigned i = 0; i < r->num_agents; i++) {
+        agent_eval(r, i);
+    }
+    for (;;) {
+        struct agent *best;
+        uint32_t idx;
+        uint64_t t;
+        enum spyre_engine_status st = SPYRE_ENGINE_OK;
 
-		if (!r->pending)
-			return SPYRE_ENGINE_OK;
-		if (!agentq_pick(&r->queue, r->dram.free_at, &idx, &t))
-			return report_deadlock(r);
-		best = &r->agents[idx];
-		if (r->busy_slot >= 0 && agent_touches(r, best, (unsigned)r->busy_slot)) {
-			pool_finish(r->env.pool);
-			r->busy_slot = -1;
-		}
-		if (best->kind == AGENT_SRC)
-			st = fire_src(r, best, t, best->n);
-		else if (best->kind == AGENT_DST)
-			st = fire_dst(r, best, t, best->n);
-		else
-			fire_op(r, best, t);
-		if (st)
-			return st;
-		eval_after(r, best);
-	}
+        if (!r->pending) {
+            return SPYRE_ENGINE_OK;
+        }
+        if (!agentq_pick(&r->queue, r->dram.free_at, &idx, &t)) {
+            return report_deadlock(r);
+        }
+        best = &r->agents[idx];
+        if (r->busy_slot >= 0 &&
+            agent_touches(r, best, (unsigned)r->busy_slot)) {
+            pool_finish(r->env.pool);
+            r->busy_slot = -1;
+        }
+        if (best->kind == AGENT_SRC) {
+            st = fire_src(r, best, t, best->n);
+        } else if (best->kind == AGENT_DST) {
+            st = fire_dst(r, best, t, best->n);
+        } else {
+            fire_op(r, best, t);
+        }
+        if (st) {
+            return st;
+        }
+        eval_after(r, best);
+    }
 }
 
 /* Resolve DRAM endpoints against the arguments: aligned, inside 2^48. */
-static enum spyre_engine_status bind_endpoint(struct run *r, const struct core_program *cp,
-					      unsigned idx, const struct endpoint *ep,
-					      const uint64_t *args, uint64_t *base)
+static enum spyre_engine_status bind_endpoint(
+    struct run *r, const struct core_program *cp, unsigned idx,
+    const struct endpoint *ep, const uint64_t *args, uint64_t *base)
 {
-	const uint64_t limit = 1ull << 48;
+    const uint64_t limit = 1ull << 48;
 
-	if (ep->kind != SPK_EP_DRAM)
-		return SPYRE_ENGINE_OK;
-	if (__builtin_add_overflow(args[ep->ref], ep->offset, base) || *base % STICK_BYTES ||
-	    *base >= limit || 0 - (uint64_t)ep->min_off > *base ||
-	    (uint64_t)ep->max_off + STICK_BYTES > limit - *base) {
-		engine_set_error(r->err, SPYRE_ENGINE_E_ADDRESS, (int)cp->core, (int)idx,
-				 "argument %u + 0x%llx: pattern misaligned or outside 2^48",
-				 ep->ref, (unsigned long long)ep->offset);
-		return SPYRE_ENGINE_E_ADDRESS;
-	}
-	return SPYRE_ENGINE_OK;
+    if (ep->kind != SPK_EP_DRAM) {
+        return SPYRE_ENGINE_OK;
+    }
+    if (__builtin_add_overflow(args[ep->ref], ep->offset, base) ||
+        *base % STICK_BYTES || *base >= limit ||
+        0 - (uint64_t)ep->min_off > *base ||
+        (uint64_t)ep->max_off + STICK_BYTES > limit - *base) {
+        engine_set_error(
+            r->err, SPYRE_ENGINE_E_ADDRESS, (int)cp->core, (int)idx,
+            "argument %u + 0x%llx: pattern misaligned or outside 2^48", ep->ref,
+            (unsigned long long)ep->offset);
+        return SPYRE_ENGINE_E_ADDRESS;
+    }
+    return SPYRE_ENGINE_OK;
 }
 
 /* Whether stream i of a core feeds a matmul. */
 static bool feeds_matmul(const struct core_program *cp, unsigned i)
 {
-	for (unsigned o = 0; o < cp->num_ops; o++)
-		for (unsigned j = 0; j < cp->ops[o].num_in; j++)
-			if (cp->ops[o].in[j] == i)
-				return cp->ops[o].opcode == SPK_OPC_MATMUL;
-	return false;
+    for (unsigned o = 0; o < cp->num_ops; o++) {
+        for (unsigned j = 0; j < cp->ops[o].num_in; j++) {
+            if (cp->ops[o].in[j] == i) {
+                return cp->ops[o].opcode == SPK_OPC_MATMUL;
+            }
+        }
+    }
+    return false;
 }
 
 /*
@@ -1095,241 +1238,284 @@ static bool feeds_matmul(const struct core_program *cp, unsigned i)
  * to the ring when every receiving stream feeds a matmul; and such a
  * receiving stream (fifo_transfer passes where the sticks lie along).
  */
-static bool stream_lazy(const struct run *r, const struct core_program *cp, unsigned i)
+static bool stream_lazy(const struct run *r, const struct core_program *cp,
+                        unsigned i)
 {
-	const struct spyre_program *prog = r->prog;
-	const struct stream_desc *d = &cp->streams[i];
+    const struct spyre_program *prog = r->prog;
+    const struct stream_desc *d = &cp->streams[i];
 
-	if (!r->mem->map)
-		return false;
-	if (d->src.kind == SPK_EP_RING && d->dst.kind == SPK_EP_OP)	/* the loader checked */
-		return stream_lazy(r, &prog->cores[prog->core_slot[d->src.core]], d->src.ref);
-	if (d->src.kind != SPK_EP_DRAM)
-		return false;
-	if (d->dst.kind == SPK_EP_OP)
-		return feeds_matmul(cp, i);
-	if (d->dst.kind != SPK_EP_RING)
-		return false;
-	for (unsigned c = 0; c < prog->cfg.num_cores; c++) {
-		const struct core_program *rc;
+    if (!r->mem->map) {
+        return false;
+    }
+    /* the loader checked */
+    if (d->src.kind == SPK_EP_RING && d->dst.kind == SPK_EP_OP) {
+        return stream_lazy(r, &prog->cores[prog->core_slot[d->src.core]],
+                           d->src.ref);
+    }
+    if (d->src.kind != SPK_EP_DRAM) {
+        return false;
+    }
+    if (d->dst.kind == SPK_EP_OP) {
+        return feeds_matmul(cp, i);
+    }
+    if (d->dst.kind != SPK_EP_RING) {
+        return false;
+    }
+    for (unsigned c = 0; c < prog->cfg.num_cores; c++) {
+        const struct core_program *rc;
 
-		if (!(d->dst.core & (1u << c)))
-			continue;
-		rc = &prog->cores[prog->core_slot[c]];
-		if (rc->streams[d->dst.ref].dst.kind != SPK_EP_OP ||
-		    !feeds_matmul(rc, d->dst.ref))
-			return false;
-	}
-	return true;
+        if (!(d->dst.core & (1u << c))) {
+            continue;
+        }
+        rc = &prog->cores[prog->core_slot[c]];
+        if (rc->streams[d->dst.ref].dst.kind != SPK_EP_OP ||
+            !feeds_matmul(rc, d->dst.ref)) {
+            return false;
+        }
+    }
+    return true;
 }
 
 /* Scratchpad a core's run needs: its reservation plus what it declares. */
-static size_t core_spad_bytes(const struct spyre_program *prog, const struct core_program *cp)
+static size_t core_spad_bytes(const struct spyre_program *prog,
+                              const struct core_program *cp)
 {
-	return (size_t)prog->cfg.reserved_bytes + cp->spad_declared;
+    return (size_t)prog->cfg.reserved_bytes + cp->spad_declared;
 }
 
-static void add_agent(struct run *r, enum agent_kind kind, unsigned slot, unsigned index,
-		      bool dram)
+static void add_agent(struct run *r, enum agent_kind kind, unsigned slot,
+                      unsigned index, bool dram)
 {
-	r->agents[r->num_agents++] = (struct agent){ .kind = kind, .slot = slot,
-						     .index = index, .dram = dram };
-	r->cores[slot].num_agents++;
-	r->pending++;
+    r->agents[r->num_agents++] = (struct agent){
+        .kind = kind, .slot = slot, .index = index, .dram = dram
+    };
+    r->cores[slot].num_agents++;
+    r->pending++;
 }
 
-static enum spyre_engine_status setup_core(struct run *r, unsigned slot, const uint64_t *args)
+static enum spyre_engine_status setup_core(struct run *r, unsigned slot,
+                                           const uint64_t *args)
 {
-	const struct core_program *cp = &r->prog->cores[slot];
-	struct core_run *cr = &r->cores[slot];
-	enum spyre_engine_status st;
+    const struct core_program *cp = &r->prog->cores[slot];
+    struct core_run *cr = &r->cores[slot];
+    enum spyre_engine_status st;
 
-	cr->prog = cp;
-	cr->spad = arena_alloc(r->arena, core_spad_bytes(r->prog, cp));
-	cr->first_agent = r->num_agents;
-	for (unsigned i = 0; i < cp->num_streams; i++) {
-		struct stream_run *s = &cr->streams[i];
-		const struct endpoint *src, *dst;
+    cr->prog = cp;
+    cr->spad = arena_alloc(r->arena, core_spad_bytes(r->prog, cp));
+    cr->first_agent = r->num_agents;
+    for (unsigned i = 0; i < cp->num_streams; i++) {
+        struct stream_run *s = &cr->streams[i];
+        const struct endpoint *src, *dst;
 
-		s->desc = &cp->streams[i];
-		src = &s->desc->src;
-		dst = &s->desc->dst;
-		s->fifo.base = cr->spad + cp->buffers[s->desc->fifo_buffer].offset;
-		s->fifo.cap = s->desc->fifo_sticks;
-		s->fifo.ready = arena_alloc(r->arena, s->fifo.cap * sizeof(uint64_t));
-		s->fifo.freed = arena_alloc(r->arena, s->fifo.cap * sizeof(uint64_t));
-		s->src_next = s->dst_next = INT64_MIN;
-		if (stream_lazy(r, cp, i)) {
-			s->fifo.src = arena_alloc(r->arena, s->fifo.cap * sizeof(*s->fifo.src));
-			s->fifo.lazy_lo = UINTPTR_MAX;
-			s->fifo.lazy_hi = 0;
-			r->lazy[r->num_lazy++] = &s->fifo;
-		}
-		/* What the program can see of the scratchpad starts as zeros. */
-		if (src->kind == SPK_EP_SCRATCH)
-			memset(cr->spad + cp->buffers[src->ref].offset, 0,
-			       cp->buffers[src->ref].bytes);
-		if (dst->kind == SPK_EP_SCRATCH)
-			memset(cr->spad + cp->buffers[dst->ref].offset, 0,
-			       cp->buffers[dst->ref].bytes);
-		/* Ring partners re-evaluate each other after a firing. */
-		if (src->kind == SPK_EP_RING && r->prog->core_slot[src->core] >= 0)
-			cr->linked |= 1u << r->prog->core_slot[src->core];
-		for (unsigned c = 0; dst->kind == SPK_EP_RING && c < SPYRE_ENGINE_MAX_CORES; c++) {
-			if ((dst->core & (1u << c)) && r->prog->core_slot[c] >= 0) {
-				cr->linked |= 1u << r->prog->core_slot[c];
-				r->cores[r->prog->core_slot[c]].linked |= 1u << slot;
-			}
-		}
-		st = bind_endpoint(r, cp, i, src, args, &s->src_base);
-		if (!st)
-			st = bind_endpoint(r, cp, i, dst, args, &s->dst_base);
-		if (st)
-			return st;
-		if (src->kind == SPK_EP_DRAM || src->kind == SPK_EP_SCRATCH)
-			add_agent(r, AGENT_SRC, slot, i, src->kind == SPK_EP_DRAM);
-		if (dst->kind != SPK_EP_OP)
-			add_agent(r, AGENT_DST, slot, i, dst->kind == SPK_EP_DRAM);
-	}
-	for (unsigned i = 0; i < cp->num_ops; i++)
-		add_agent(r, AGENT_OP, slot, i, false);
-	return SPYRE_ENGINE_OK;
+        s->desc = &cp->streams[i];
+        src = &s->desc->src;
+        dst = &s->desc->dst;
+        s->fifo.base = cr->spad + cp->buffers[s->desc->fifo_buffer].offset;
+        s->fifo.cap = s->desc->fifo_sticks;
+        s->fifo.ready = arena_alloc(r->arena, s->fifo.cap * sizeof(uint64_t));
+        s->fifo.freed = arena_alloc(r->arena, s->fifo.cap * sizeof(uint64_t));
+        s->src_next = s->dst_next = INT64_MIN;
+        if (stream_lazy(r, cp, i)) {
+            s->fifo.src =
+                arena_alloc(r->arena, s->fifo.cap * sizeof(*s->fifo.src));
+            s->fifo.lazy_lo = UINTPTR_MAX;
+            s->fifo.lazy_hi = 0;
+            r->lazy[r->num_lazy++] = &s->fifo;
+        }
+        /* What the program can see of the scratchpad starts as zeros. */
+        if (src->kind == SPK_EP_SCRATCH) {
+            memset(cr->spad + cp->buffers[src->ref].offset, 0,
+                   cp->buffers[src->ref].bytes);
+        }
+        if (dst->kind == SPK_EP_SCRATCH) {
+            memset(cr->spad + cp->buffers[dst->ref].offset, 0,
+                   cp->buffers[dst->ref].bytes);
+        }
+        /* Ring partners re-evaluate each other after a firing. */
+        if (src->kind == SPK_EP_RING && r->prog->core_slot[src->core] >= 0) {
+            cr->linked |= 1u << r->prog->core_slot[src->core];
+        }
+        for (unsigned c = 0;
+             dst->kind == SPK_EP_RING && c < SPYRE_ENGINE_MAX_CORES; c++) {
+            if ((dst->core & (1u << c)) && r->prog->core_slot[c] >= 0) {
+                cr->linked |= 1u << r->prog->core_slot[c];
+                r->cores[r->prog->core_slot[c]].linked |= 1u << slot;
+            }
+        }
+        st = bind_endpoint(r, cp, i, src, args, &s->src_base);
+        if (!st) {
+            st = bind_endpoint(r, cp, i, dst, args, &s->dst_base);
+        }
+        if (st) {
+            return st;
+        }
+        if (src->kind == SPK_EP_DRAM || src->kind == SPK_EP_SCRATCH) {
+            add_agent(r, AGENT_SRC, slot, i, src->kind == SPK_EP_DRAM);
+        }
+        if (dst->kind != SPK_EP_OP) {
+            add_agent(r, AGENT_DST, slot, i, dst->kind == SPK_EP_DRAM);
+        }
+    }
+    for (unsigned i = 0; i < cp->num_ops; i++) {
+        add_agent(r, AGENT_OP, slot, i, false);
+    }
+    return SPYRE_ENGINE_OK;
 }
 
 /* Host scratch for the largest op firing, and each thread's share. */
-static void op_scratch_sizes(const struct spyre_program *prog, size_t *tmp_floats,
-			     size_t *gather_bytes, size_t *thread_floats)
+static void op_scratch_sizes(const struct spyre_program *prog,
+                             size_t *tmp_floats, size_t *gather_bytes,
+                             size_t *thread_floats)
 {
-	*tmp_floats = 64;
-	*gather_bytes = STICK_BYTES;
-	*thread_floats = 0;
-	for (unsigned c = 0; c < prog->num_cores; c++) {
-		const struct core_program *cp = &prog->cores[c];
+    *tmp_floats = 64;
+    *gather_bytes = STICK_BYTES;
+    *thread_floats = 0;
+    for (unsigned c = 0; c < prog->num_cores; c++) {
+        const struct core_program *cp = &prog->cores[c];
 
-		for (unsigned i = 0; i < cp->num_ops; i++) {
-			const struct op_desc *op = &cp->ops[i];
-			size_t sticks = op->out_sticks;
+        for (unsigned i = 0; i < cp->num_ops; i++) {
+            const struct op_desc *op = &cp->ops[i];
+            size_t sticks = op->out_sticks;
 
-			for (unsigned j = 0; j < op->num_in; j++)
-				sticks += op->in_sticks[j];
-			if (sticks * STICK_BYTES > *gather_bytes)
-				*gather_bytes = sticks * STICK_BYTES;
-			if (op_tmp_floats(op) > *tmp_floats)
-				*tmp_floats = op_tmp_floats(op);
-			if (op_thread_floats(op) > *thread_floats)
-				*thread_floats = op_thread_floats(op);
-		}
-	}
+            for (unsigned j = 0; j < op->num_in; j++) {
+                sticks += op->in_sticks[j];
+            }
+            if (sticks * STICK_BYTES > *gather_bytes) {
+                *gather_bytes = sticks * STICK_BYTES;
+            }
+            if (op_tmp_floats(op) > *tmp_floats) {
+                *tmp_floats = op_tmp_floats(op);
+            }
+            if (op_thread_floats(op) > *thread_floats) {
+                *thread_floats = op_thread_floats(op);
+            }
+        }
+    }
 }
 
 /* Every piece of host memory the run takes, from the arena. */
 static enum spyre_engine_status alloc_run(struct run *r)
 {
-	const struct spyre_program *prog = r->prog;
-	size_t agents = 0, streams = 0;
-	size_t tmp_floats, gather_bytes, thread_floats, total, threads;
+    const struct spyre_program *prog = r->prog;
+    size_t agents = 0, streams = 0;
+    size_t tmp_floats, gather_bytes, thread_floats, total, threads;
 
-	r->arena = arena_get();
-	if (!r->arena)
-		return SPYRE_ENGINE_E_NOMEM;
-	r->env.simd = !prog->cfg.host_portable;
-	r->env.pool = arena_pool(r->arena, prog->cfg.host_threads);
-	if (!r->env.pool)
-		return SPYRE_ENGINE_E_NOMEM;
-	threads = pool_threads(r->env.pool);
-	for (unsigned c = 0; c < prog->num_cores; c++) {
-		const struct core_program *cp = &prog->cores[c];
+    r->arena = arena_get();
+    if (!r->arena) {
+        return SPYRE_ENGINE_E_NOMEM;
+    }
+    r->env.simd = !prog->cfg.host_portable;
+    r->env.pool = arena_pool(r->arena, prog->cfg.host_threads);
+    if (!r->env.pool) {
+        return SPYRE_ENGINE_E_NOMEM;
+    }
+    threads = pool_threads(r->env.pool);
+    for (unsigned c = 0; c < prog->num_cores; c++) {
+        const struct core_program *cp = &prog->cores[c];
 
-		agents += cp->num_ops;
-		for (unsigned i = 0; i < cp->num_streams; i++)
-			agents += (cp->streams[i].src.kind == SPK_EP_DRAM ||
-				   cp->streams[i].src.kind == SPK_EP_SCRATCH) +
-				  (cp->streams[i].dst.kind != SPK_EP_OP);
-	}
-	op_scratch_sizes(prog, &tmp_floats, &gather_bytes, &thread_floats);
-	total = arena_piece(prog->num_cores * sizeof(*r->cores)) +
-		arena_piece(agents * sizeof(*r->agents)) +
-		arena_piece(tmp_floats * sizeof(float)) + arena_piece(gather_bytes) +
-		threads * arena_piece(thread_floats * sizeof(float) + 64) +
-		arena_piece(agentq_bytes((uint32_t)agents));
-	for (unsigned c = 0; c < prog->num_cores; c++) {
-		const struct core_program *cp = &prog->cores[c];
+        agents += cp->num_ops;
+        for (unsigned i = 0; i < cp->num_streams; i++) {
+            agents += (cp->streams[i].src.kind == SPK_EP_DRAM ||
+                       cp->streams[i].src.kind == SPK_EP_SCRATCH) +
+                      (cp->streams[i].dst.kind != SPK_EP_OP);
+        }
+    }
+    op_scratch_sizes(prog, &tmp_floats, &gather_bytes, &thread_floats);
+    total = arena_piece(prog->num_cores * sizeof(*r->cores)) +
+            arena_piece(agents * sizeof(*r->agents)) +
+            arena_piece(tmp_floats * sizeof(float)) +
+            arena_piece(gather_bytes) +
+            threads * arena_piece(thread_floats * sizeof(float) + 64) +
+            arena_piece(agentq_bytes((uint32_t)agents));
+    for (unsigned c = 0; c < prog->num_cores; c++) {
+        const struct core_program *cp = &prog->cores[c];
 
-		total += arena_piece(core_spad_bytes(prog, cp));
-		streams += cp->num_streams;
-		for (unsigned i = 0; i < cp->num_streams; i++) {
-			total += 2 * arena_piece(cp->streams[i].fifo_sticks * sizeof(uint64_t));
-			if (stream_lazy(r, cp, i))
-				total += arena_piece(cp->streams[i].fifo_sticks *
-						     sizeof(const uint8_t *));
-		}
-	}
-	total += arena_piece(streams * sizeof(*r->lazy));
-	if (arena_reserve(r->arena, total))
-		return SPYRE_ENGINE_E_NOMEM;
-	r->cores = arena_alloc(r->arena, prog->num_cores * sizeof(*r->cores));
-	for (unsigned c = 0; c < prog->num_cores; c++)
-		memset(&r->cores[c], 0, core_run_bytes(prog->cores[c].num_streams));
-	r->agents = arena_alloc(r->arena, agents * sizeof(*r->agents));
-	r->lazy = arena_alloc(r->arena, streams * sizeof(*r->lazy));
-	r->tmp = arena_alloc(r->arena, tmp_floats * sizeof(float));
-	r->gather = arena_alloc(r->arena, gather_bytes);
-	r->env.thread_floats = thread_floats;
-	for (size_t i = 0; i < threads && i < OP_MAX_THREADS; i++)
-		r->env.thread_tmp[i] = arena_alloc(r->arena, thread_floats * sizeof(float) + 64);
-	agentq_init(&r->queue, (uint32_t)agents,
-		    arena_alloc(r->arena, agentq_bytes((uint32_t)agents)));
-	return SPYRE_ENGINE_OK;
+        total += arena_piece(core_spad_bytes(prog, cp));
+        streams += cp->num_streams;
+        for (unsigned i = 0; i < cp->num_streams; i++) {
+            total +=
+                2 * arena_piece(cp->streams[i].fifo_sticks * sizeof(uint64_t));
+            if (stream_lazy(r, cp, i)) {
+                total += arena_piece(cp->streams[i].fifo_sticks *
+                                     sizeof(const uint8_t *));
+            }
+        }
+    }
+    total += arena_piece(streams * sizeof(*r->lazy));
+    if (arena_reserve(r->arena, total)) {
+        return SPYRE_ENGINE_E_NOMEM;
+    }
+    r->cores = arena_alloc(r->arena, prog->num_cores * sizeof(*r->cores));
+    for (unsigned c = 0; c < prog->num_cores; c++) {
+        memset(&r->cores[c], 0, core_run_bytes(prog->cores[c].num_streams));
+    }
+    r->agents = arena_alloc(r->arena, agents * sizeof(*r->agents));
+    r->lazy = arena_alloc(r->arena, streams * sizeof(*r->lazy));
+    r->tmp = arena_alloc(r->arena, tmp_floats * sizeof(float));
+    r->gather = arena_alloc(r->arena, gather_bytes);
+    r->env.thread_floats = thread_floats;
+    for (size_t i = 0; i < threads && i < OP_MAX_THREADS; i++) {
+        r->env.thread_tmp[i] =
+            arena_alloc(r->arena, thread_floats * sizeof(float) + 64);
+    }
+    agentq_init(&r->queue, (uint32_t)agents,
+                arena_alloc(r->arena, agentq_bytes((uint32_t)agents)));
+    return SPYRE_ENGINE_OK;
 }
 
 static void finish_stats(struct run *r)
 {
-	struct spyre_engine_stats *st = r->stats;
+    struct spyre_engine_stats *st = r->stats;
 
-	st->device_cycles = (r->end + TICKS_PER_CYCLE - 1) / TICKS_PER_CYCLE;
-	st->device_ns = (uint64_t)((double)st->device_cycles / r->t->clock_ghz + 0.5);
+    st->device_cycles = (r->end + TICKS_PER_CYCLE - 1) / TICKS_PER_CYCLE;
+    st->device_ns =
+        (uint64_t)((double)st->device_cycles / r->t->clock_ghz + 0.5);
 }
 
 enum spyre_engine_status spyre_program_run(struct spyre_program *prog,
-					   const uint64_t *args, unsigned nargs,
-					   const struct spyre_engine_mem *mem,
-					   struct spyre_engine_stats *stats,
-					   struct spyre_engine_error *err)
+                                           const uint64_t *args, unsigned nargs,
+                                           const struct spyre_engine_mem *mem,
+                                           struct spyre_engine_stats *stats,
+                                           struct spyre_engine_error *err)
 {
-	struct spyre_engine_stats local;
-	struct run r = { 0 };
-	enum spyre_engine_status st = SPYRE_ENGINE_OK;
+    struct spyre_engine_stats local;
+    struct run r = { 0 };
+    enum spyre_engine_status st = SPYRE_ENGINE_OK;
 
-	engine_set_error(err, SPYRE_ENGINE_OK, -1, -1, "%s", "");
-	if (!prog || !mem || !mem->read || !mem->write || (nargs && !args)) {
-		engine_set_error(err, SPYRE_ENGINE_E_INVALID, -1, -1, "NULL argument");
-		return SPYRE_ENGINE_E_INVALID;
-	}
-	if (nargs != prog->num_args) {
-		engine_set_error(err, SPYRE_ENGINE_E_ARGS, -1, -1,
-				 "%u arguments, the program takes %u", nargs, prog->num_args);
-		return SPYRE_ENGINE_E_ARGS;
-	}
-	r.stats = stats ? stats : &local;
-	memset(r.stats, 0, sizeof(*r.stats));
-	r.prog = prog;
-	r.t = &prog->cfg.timing;
-	r.mem = mem;
-	r.err = err;
-	r.dram.last_dir = -1;
-	r.ring.num_cores = prog->cfg.num_cores;
-	r.busy_slot = -1;
-	r.lazy_lo = UINTPTR_MAX;
-	r.env.memo = &r.memo;
-	st = alloc_run(&r);
-	for (unsigned c = 0; !st && c < prog->num_cores; c++)
-		st = setup_core(&r, c, args);
-	if (st == SPYRE_ENGINE_E_NOMEM)
-		engine_set_error(err, st, -1, -1, "host memory for the run");
-	if (!st)
-		st = run_loop(&r);
-	pool_finish(r.env.pool);	/* a deferred firing still reads the arena */
-	finish_stats(&r);
-	arena_put(r.arena);
-	return st;
+    engine_set_error(err, SPYRE_ENGINE_OK, -1, -1, "%s", "");
+    if (!prog || !mem || !mem->read || !mem->write || (nargs && !args)) {
+        engine_set_error(err, SPYRE_ENGINE_E_INVALID, -1, -1, "NULL argument");
+        return SPYRE_ENGINE_E_INVALID;
+    }
+    if (nargs != prog->num_args) {
+        engine_set_error(err, SPYRE_ENGINE_E_ARGS, -1, -1,
+                         "%u arguments, the program takes %u", nargs,
+                         prog->num_args);
+        return SPYRE_ENGINE_E_ARGS;
+    }
+    r.stats = stats ? stats : &local;
+    memset(r.stats, 0, sizeof(*r.stats));
+    r.prog = prog;
+    r.t = &prog->cfg.timing;
+    r.mem = mem;
+    r.err = err;
+    r.dram.last_dir = -1;
+    r.ring.num_cores = prog->cfg.num_cores;
+    r.busy_slot = -1;
+    r.lazy_lo = UINTPTR_MAX;
+    r.env.memo = &r.memo;
+    st = alloc_run(&r);
+    for (unsigned c = 0; !st && c < prog->num_cores; c++) {
+        st = setup_core(&r, c, args);
+    }
+    if (st == SPYRE_ENGINE_E_NOMEM) {
+        engine_set_error(err, st, -1, -1, "host memory for the run");
+    }
+    if (!st) {
+        st = run_loop(&r);
+    }
+    pool_finish(r.env.pool); /* a deferred firing still reads the arena */
+    finish_stats(&r);
+    arena_put(r.arena);
+    return st;
 }

@@ -20,17 +20,23 @@ struct engine_pool;
 
 typedef void (*pool_fn)(void *ctx, unsigned part, unsigned parts);
 
-/* threads: total threads including the caller; 0 = the host's CPUs. NULL on failure. */
+/*
+ * threads: total threads including the caller; 0 = the host's CPUs. NULL on
+ * failure.
+ */
 struct engine_pool *pool_create(unsigned threads);
 void pool_destroy(struct engine_pool *pool);
 
 /* Threads the pool runs a job on (1 for a NULL pool). */
 unsigned pool_threads(const struct engine_pool *pool);
 
-/* fn(ctx, p, parts) for p in [0, parts), parts = pool_threads(); NULL pool: inline. */
+/*
+ * fn(ctx, p, parts) for p in [0, parts), parts = pool_threads(); NULL pool:
+ * inline.
+ */
 void pool_run(struct engine_pool *pool, pool_fn fn, void *ctx);
 
-#define POOL_CTX_MAX	256	/* bytes of context pool_start() copies */
+#define POOL_CTX_MAX 256 /* bytes of context pool_start() copies */
 
 /*
  * Start fn(copy of ctx, p, parts) for p in [0, parts) on the workers and
@@ -38,10 +44,13 @@ void pool_run(struct engine_pool *pool, pool_fn fn, void *ctx);
  * job still pending is finished first.  Without workers (or a NULL pool)
  * the job runs here, before returning.
  */
-void pool_start(struct engine_pool *pool, pool_fn fn, const void *ctx, size_t ctx_size,
-		unsigned parts);
+void pool_start(struct engine_pool *pool, pool_fn fn, const void *ctx,
+                size_t ctx_size, unsigned parts);
 
-/* Take the started job's parts nobody took yet, then wait for the rest; no job: no-op. */
+/*
+ * Take the started job's parts nobody took yet, then wait for the rest; no job:
+ * no-op.
+ */
 void pool_finish(struct engine_pool *pool);
 
 /*
