@@ -130,6 +130,45 @@ static const struct drm_driver spyre_drm_driver = {
 	.minor = 2,
 };
 
+static void spyre_files_release(struct drm_device *dev, void *arg)
+{
+	struct spyre_drm_device *sdev = arg;
+
+	ida_destroy(&sdev->ctx_ida);
+}
+
+/* Open files: their list and the address space numbers they take. */
+static int spyre_files_init(struct spyre_drm_device *sdev)
+{
+	mutex_init(&sdev->files_lock);
+	INIT_LIST_HEAD(&sdev->files);
+	ida_init(&sdev->ctx_ida);
+	return drmm_add_action_or_reset(&sdev->drm, spyre_files_release, sdev);
+}
+
+static void spyre_vram_release(struct drm_device *dev, void *arg)
+{
+	struct spyre_drm_device *sdev = arg;
+
+	drm_mm_takedown(&sdev->vram);
+}
+
+/* The allocator of the card's memory, and where the CPU sees it. */
+static int spyre_vram_init(struct spyre_drm_device *sdev)
+{
+	mutex_init(&sdev->vram_lock);
+	drm_mm_init(&sdev->vram, 0, sdev->info.mem_bytes);
+	sdev->aperture_phys = pci_resource_start(sdev->pdev, SPYRE_BAR_MEM);
+	return drmm_add_action_or_reset(&sdev->drm, spyre_vram_release, sdev);
+}
+
+/* Every buffer, host or device, is listed for debugfs. */
+static void spyre_bo_list_init(struct spyre_drm_device *sdev)
+{
+	mutex_init(&sdev->bos_lock);
+	INIT_LIST_HEAD(&sdev->bos);
+}
+
 static void spyre_driver_ctx_release(struct drm_device *dev, void *arg)
 {
 	struct spyre_drm_device *sdev = arg;
@@ -139,8 +178,6 @@ static void spyre_driver_ctx_release(struct drm_device *dev, void *arg)
 	spyre_mmu_ctx_fini(&sdev->driver_ctx);
 	dma_free_coherent(sdev->drm.dev, PAGE_SIZE, sdev->driver_cmds, sdev->driver_cmds_dma);
 	dma_free_coherent(sdev->drm.dev, PAGE_SIZE, sdev->fence_page, sdev->fence_dma);
-	drm_mm_takedown(&sdev->vram);
-	ida_destroy(&sdev->ctx_ida);
 }
 
 /*
@@ -156,17 +193,7 @@ static int spyre_driver_ctx_init(struct spyre_drm_device *sdev)
 	};
 	int ret;
 
-	ida_init(&sdev->ctx_ida);
-	spyre_mmu_slots_init(sdev);
-	mutex_init(&sdev->files_lock);
-	mutex_init(&sdev->reset_lock);
 	mutex_init(&sdev->driver_job_lock);
-	mutex_init(&sdev->vram_lock);
-	mutex_init(&sdev->bos_lock);
-	INIT_LIST_HEAD(&sdev->files);
-	INIT_LIST_HEAD(&sdev->bos);
-	drm_mm_init(&sdev->vram, 0, sdev->info.mem_bytes);
-	sdev->aperture_phys = pci_resource_start(sdev->pdev, SPYRE_BAR_MEM);
 	sdev->fence_page = dma_alloc_coherent(sdev->drm.dev, PAGE_SIZE, &sdev->fence_dma,
 					      GFP_KERNEL);
 	sdev->driver_cmds = dma_alloc_coherent(sdev->drm.dev, PAGE_SIZE, &sdev->driver_cmds_dma,
@@ -200,13 +227,28 @@ err_free_pages:
 				  sdev->driver_cmds_dma);
 	if (sdev->fence_page)
 		dma_free_coherent(sdev->drm.dev, PAGE_SIZE, sdev->fence_page, sdev->fence_dma);
-	drm_mm_takedown(&sdev->vram);
 	return ret;
 }
 
 static void spyre_queues_release(struct drm_device *dev, void *arg)
 {
 	spyre_queues_fini(arg);
+}
+
+/* Managed by pcim: undone when the device goes. */
+static int spyre_pci_init(struct spyre_drm_device *sdev)
+{
+	struct pci_dev *pdev = sdev->pdev;
+	int ret;
+
+	ret = pcim_enable_device(pdev);
+	if (ret)
+		return ret;
+	sdev->regs = pcim_iomap_region(pdev, 0, DRIVER_NAME);
+	if (IS_ERR(sdev->regs))
+		return PTR_ERR(sdev->regs);
+	pci_set_master(pdev);
+	return dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
 }
 
 static int spyre_probe(struct pci_dev *pdev, const struct pci_device_id *id)
@@ -221,20 +263,21 @@ static int spyre_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	init_completion(&sdev->irq_selftest_done);
 	pci_set_drvdata(pdev, sdev);
 
-	ret = pcim_enable_device(pdev);
+	ret = spyre_pci_init(sdev);
 	if (ret)
 		return ret;
-	sdev->regs = pcim_iomap_region(pdev, 0, DRIVER_NAME);
-	if (IS_ERR(sdev->regs))
-		return PTR_ERR(sdev->regs);
-	pci_set_master(pdev);
-	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
-	if (ret)
-		return ret;
-
 	ret = spyre_hw_init(sdev);
 	if (ret)
 		return ret;
+
+	ret = spyre_files_init(sdev);
+	if (ret)
+		return ret;
+	ret = spyre_vram_init(sdev);
+	if (ret)
+		return ret;
+	spyre_bo_list_init(sdev);
+	spyre_mmu_slots_init(sdev);
 	spyre_fault_init(sdev);
 	ret = spyre_driver_ctx_init(sdev);
 	if (ret)

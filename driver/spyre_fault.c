@@ -283,10 +283,11 @@ static void spyre_error_work(struct work_struct *work)
 	drm_dev_exit(idx);
 }
 
-/* The fault log and the error work the misc interrupt schedules. */
+/* The fault log, the error work the misc interrupt schedules, resets. */
 void spyre_fault_init(struct spyre_drm_device *sdev)
 {
 	spin_lock_init(&sdev->fault_lock);
+	mutex_init(&sdev->reset_lock);
 	INIT_WORK(&sdev->error_work, spyre_error_work);
 }
 
