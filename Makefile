@@ -40,7 +40,7 @@ CFLAGS_COMMON := -std=c11 -D_DEFAULT_SOURCE -O2 -g $(WARN) -Iinclude -Ilibspyre/
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 LIB_SRCS := $(wildcard libspyre/*.c libspyre/ops/*.c)
-LIB_HDRS := $(wildcard libspyre/*.h libspyre/ops/*.h libspyre/include/spyre/*.h) include/spyre_regs.h \
+LIB_HDRS := $(wildcard libspyre/*.h libspyre/ops/*.h libspyre/include/spyre/*.h) include/spyre_regs.h include/spyre_cmd.h \
 	include/uapi/drm/spyre_accel.h include/spyre_program.h include/spyre_program_builder.h
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 LIB_SAN_OBJS := $(LIB_SRCS:%.c=$(B)/obj-san/%.o)

@@ -9,15 +9,12 @@
 
 #include <xf86drm.h>
 
-#include "internal.h"
+#include "device.h"
+#include "discover.h"
+#include "driver.h"
+#include "error.h"
 #include "spyre_regs.h"
-#include "uapi/drm/spyre_accel.h"
-
-/* Wraps drmIoctl (which retries EINTR/EAGAIN) to return -errno. */
-int spyre_ioctl(int fd, unsigned long request, void *arg)
-{
-	return drmIoctl(fd, request, arg) ? -errno : 0;
-}
+#include "trace.h"
 
 static spyre_status query_device_info(spyre_device *dev)
 {
@@ -100,8 +97,7 @@ static spyre_status open_entry(const struct spyre_device_entry *e, spyre_device 
 		return st;
 	}
 	dev->trace_pid = (uint32_t)atomic_fetch_add(&next_trace_pid, 1);
-	spyre_handle_add((struct spyre_obj *)&dev->objects, SPYRE_KIND_DEVICE, dev);
-	dev->registered = 1;
+	spyre_handle_add(&dev->objects, SPYRE_KIND_DEVICE, dev);
 	spyre_log(SPYRE_LOG_INFO, "opened %s (%s)", e->devnode, e->pci_address);
 	if (spyre_trace_enabled()) {
 		char name[96];
@@ -173,50 +169,15 @@ SPYRE_EXPORT spyre_status spyre_device_open_pci(const char *pci_address, spyre_d
 SPYRE_EXPORT spyre_status spyre_device_get_properties(spyre_device *device,
 						      spyre_device_properties *props)
 {
-	if (!device || !props)
-		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "%s is NULL",
-				       device ? "props" : "device");
-	if (!spyre_handle_live(&device->objects, SPYRE_KIND_DEVICE, 0))
-		return spyre_set_error(SPYRE_ERROR_INVALID_HANDLE, "device %p is not open",
-				       (void *)device);
+	spyre_status st = spyre_device_check(device);
+
+	if (st != SPYRE_SUCCESS)
+		return st;
+	if (!props)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "props is NULL");
 	*props = device->props;
 	spyre_clear_error();
 	return SPYRE_SUCCESS;
-}
-
-void spyre_device_link(spyre_device *dev, struct spyre_obj *obj, enum spyre_kind kind)
-{
-	spyre_handle_add(obj, kind, dev);
-	pthread_mutex_lock(&dev->lock);
-	obj->next = &dev->objects;
-	obj->prev = dev->objects.prev;
-	dev->objects.prev->next = obj;
-	dev->objects.prev = obj;
-	pthread_mutex_unlock(&dev->lock);
-}
-
-void spyre_device_unlink(struct spyre_obj *obj)
-{
-	spyre_device *dev = obj->dev;
-
-	spyre_handle_remove(obj);
-	pthread_mutex_lock(&dev->lock);
-	obj->prev->next = obj->next;
-	obj->next->prev = obj->prev;
-	obj->next = obj->prev = obj;
-	pthread_mutex_unlock(&dev->lock);
-}
-
-spyre_status spyre_device_internal_stream(spyre_device *dev, spyre_stream **s)
-{
-	spyre_status st = SPYRE_SUCCESS;
-
-	pthread_mutex_lock(&dev->lock);
-	if (!dev->internal)
-		st = spyre_stream_new(dev, SPYRE_STREAM_PRIORITY_NORMAL, 1, &dev->internal);
-	*s = dev->internal;
-	pthread_mutex_unlock(&dev->lock);
-	return st;
 }
 
 spyre_status spyre_device_check_alive(spyre_device *dev)
@@ -245,13 +206,30 @@ static struct spyre_obj *first_of(spyre_device *dev, enum spyre_kind kind)
 	return found;
 }
 
+spyre_status spyre_device_on_close(spyre_device *dev, spyre_close_hook hook)
+{
+	spyre_status st = SPYRE_SUCCESS;
+	int i;
+
+	pthread_mutex_lock(&dev->lock);
+	for (i = 0; i < dev->nclose_hooks && dev->close_hooks[i] != hook; i++)
+		;
+	if (i == dev->nclose_hooks) {
+		if (i < SPYRE_MAX_CLOSE_HOOKS)
+			dev->close_hooks[dev->nclose_hooks++] = hook;
+		else
+			st = spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY,
+					     "more than %d close hooks on %s",
+					     SPYRE_MAX_CLOSE_HOOKS, dev->props.devnode);
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return st;
+}
+
+/* Objects go in the order of their kinds (object.h); the clients' hooks
+ * run once the streams have finished their work. */
 SPYRE_EXPORT spyre_status spyre_device_close(spyre_device *device)
 {
-	/* Streams first (they wait for their work), then what work used. */
-	static const enum spyre_kind order[] = {
-		SPYRE_KIND_STREAM, SPYRE_KIND_EXEC, SPYRE_KIND_GRAPH, SPYRE_KIND_EVENT,
-		SPYRE_KIND_KERNEL, SPYRE_KIND_BUFFER,
-	};
 	struct spyre_obj *o;
 
 	if (!device)
@@ -259,35 +237,12 @@ SPYRE_EXPORT spyre_status spyre_device_close(spyre_device *device)
 	if (!spyre_handle_live(&device->objects, SPYRE_KIND_DEVICE, 0))
 		return spyre_set_error(SPYRE_ERROR_INVALID_HANDLE, "device %p is not open",
 				       (void *)device);
-	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
-		/* Once the streams are done: the op cache's kernels and scratch. */
-		if (order[i] == SPYRE_KIND_EXEC)
-			spyre_ops_device_closing(device);
-		while ((o = first_of(device, order[i]))) {
-			switch (order[i]) {
-			case SPYRE_KIND_STREAM:
-				spyre_stream_destroy((spyre_stream *)o);
-				break;
-			case SPYRE_KIND_EXEC:
-				spyre_graph_exec_destroy((spyre_graph_exec *)o);
-				break;
-			case SPYRE_KIND_GRAPH:
-				spyre_graph_destroy((spyre_graph *)o);
-				break;
-			case SPYRE_KIND_EVENT:
-				spyre_event_destroy((spyre_event *)o);
-				break;
-			case SPYRE_KIND_KERNEL:
-				spyre_kernel_destroy((spyre_kernel *)o);
-				break;
-			default:
-				spyre_buffer_free((spyre_buffer *)o);
-				break;
-			}
-		}
+	for (int kind = SPYRE_KIND_STREAM; kind < SPYRE_KIND_DEVICE; kind++) {
+		while ((o = first_of(device, (enum spyre_kind)kind)))
+			o->destroy(o);
+		for (int i = 0; kind == SPYRE_KIND_STREAM && i < device->nclose_hooks; i++)
+			device->close_hooks[i](device);
 	}
-	if (device->internal)
-		spyre_stream_free(device->internal);
 	spyre_handle_remove(&device->objects);
 	spyre_trace_flush();
 	close(device->fd);

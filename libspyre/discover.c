@@ -7,7 +7,8 @@
 
 #include <libudev.h>
 
-#include "internal.h"
+#include "discover.h"
+#include "error.h"
 #include "spyre_regs.h"
 
 /* Exactly @digits hex digits at *p, then @sep (or the end if sep is 0). */

@@ -4,7 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "internal.h"
+#include "error.h"
 
 static _Thread_local char last_error[512];
 

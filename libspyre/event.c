@@ -9,7 +9,23 @@
 
 #include <xf86drm.h>
 
-#include "internal.h"
+#include "device.h"
+#include "error.h"
+#include "stream.h"
+
+struct spyre_event {
+	struct spyre_obj obj;
+	uint32_t syncobj;		/* binary: the last record's fence */
+	struct spyre_gem ts;		/* device time written by the record */
+	int recorded;
+	spyre_stream *stream;		/* recording stream and point */
+	uint64_t stream_id, point;
+};
+
+static void event_destroy_obj(struct spyre_obj *obj)
+{
+	spyre_event_destroy((spyre_event *)obj);
+}
 
 SPYRE_EXPORT spyre_status spyre_event_create(spyre_device *dev, spyre_event **ev)
 {
@@ -19,11 +35,9 @@ SPYRE_EXPORT spyre_status spyre_event_create(spyre_device *dev, spyre_event **ev
 	if (!ev)
 		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "event pointer is NULL");
 	*ev = NULL;
-	if (!dev)
-		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "device is NULL");
-	if (!spyre_handle_live(&dev->objects, SPYRE_KIND_DEVICE, 0))
-		return spyre_set_error(SPYRE_ERROR_INVALID_HANDLE, "device %p is not open",
-				       (void *)dev);
+	st = spyre_device_check(dev);
+	if (st != SPYRE_SUCCESS)
+		return st;
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY, "no memory for an event");
@@ -33,13 +47,13 @@ SPYRE_EXPORT spyre_status spyre_event_create(spyre_device *dev, spyre_event **ev
 		free(e);
 		return st;
 	}
-	st = spyre_bo_create(dev, 4096, 0, &e->ts);
+	st = spyre_gem_create(dev, 4096, 0, &e->ts);
 	if (st != SPYRE_SUCCESS) {
 		drmSyncobjDestroy(dev->fd, e->syncobj);
 		free(e);
 		return st;
 	}
-	spyre_device_link(dev, &e->obj, SPYRE_KIND_EVENT);
+	spyre_device_link(dev, &e->obj, SPYRE_KIND_EVENT, event_destroy_obj);
 	*ev = e;
 	return spyre_done(SPYRE_SUCCESS);
 }
@@ -55,7 +69,7 @@ SPYRE_EXPORT spyre_status spyre_event_destroy(spyre_event *ev)
 		return st;
 	spyre_device_unlink(&ev->obj);
 	/* A pending record keeps the buffer alive in the driver. */
-	spyre_bo_destroy(ev->obj.dev, &ev->ts);
+	spyre_gem_destroy(ev->obj.dev, &ev->ts);
 	drmSyncobjDestroy(ev->obj.dev->fd, ev->syncobj);
 	free(ev);
 	return spyre_done(SPYRE_SUCCESS);
@@ -76,7 +90,7 @@ static spyre_status check_pair(spyre_event *ev, spyre_stream *s)
 SPYRE_EXPORT spyre_status spyre_event_record(spyre_event *ev, spyre_stream *s)
 {
 	struct spyre_node node = { .kind = NODE_MARK, .name = "event" };
-	struct spyre_job job;
+	struct spyre_submission sub;
 	spyre_status st = check_pair(ev, s);
 	uint64_t point;
 
@@ -85,14 +99,14 @@ SPYRE_EXPORT spyre_status spyre_event_record(spyre_event *ev, spyre_stream *s)
 	pthread_mutex_lock(&s->lock);
 	st = spyre_stream_enter(s, 0);
 	if (st == SPYRE_SUCCESS) {
-		spyre_job_init(&job);
+		spyre_submission_init(&sub);
 		node.a0 = ev->ts.va;
-		job.nodes = &node;
-		job.nnodes = 1;
-		job.event = ev;
-		spyre_job_add_bo(&job, ev->ts.handle);
+		sub.nodes = &node;
+		sub.nnodes = 1;
+		sub.signal_syncobj = ev->syncobj;
+		spyre_bo_list_add(&sub.bos, ev->ts.handle, "job");
 		((volatile uint64_t *)ev->ts.map)[0] = 0;
-		st = spyre_stream_submit(s, &job, &point);
+		st = spyre_stream_queue(s, &sub, &point);
 	}
 	/* Not recorded unless its syncobj holds the new fence. */
 	if (st == SPYRE_SUCCESS) {
@@ -108,7 +122,7 @@ SPYRE_EXPORT spyre_status spyre_event_record(spyre_event *ev, spyre_stream *s)
 SPYRE_EXPORT spyre_status spyre_stream_wait_event(spyre_stream *s, spyre_event *ev)
 {
 	struct spyre_node node = { .kind = NODE_MARK, .name = "wait" };
-	struct spyre_job job;
+	struct spyre_submission sub;
 	spyre_status st = check_pair(ev, s);
 
 	if (st != SPYRE_SUCCESS)
@@ -116,11 +130,11 @@ SPYRE_EXPORT spyre_status spyre_stream_wait_event(spyre_stream *s, spyre_event *
 	pthread_mutex_lock(&s->lock);
 	st = spyre_stream_enter(s, 0);
 	if (st == SPYRE_SUCCESS && ev->recorded) {
-		spyre_job_init(&job);
-		job.nodes = &node;
-		job.nnodes = 1;
-		job.in_syncobj = ev->syncobj;
-		st = spyre_stream_submit(s, &job, NULL);
+		spyre_submission_init(&sub);
+		sub.nodes = &node;
+		sub.nnodes = 1;
+		sub.in_syncobj = ev->syncobj;
+		st = spyre_stream_queue(s, &sub, NULL);
 	}
 	pthread_mutex_unlock(&s->lock);
 	return spyre_done(st);

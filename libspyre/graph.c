@@ -5,10 +5,12 @@
  * commands once; a replay copies them into the stream's command ring,
  * relocates the ring-relative addresses and submits them as one job.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "error.h"
+#include "stream.h"
 
 struct ref {
 	const void *obj;
@@ -18,12 +20,12 @@ struct ref {
 
 struct spyre_graph {
 	struct spyre_obj obj;
+	struct spyre_capture capture;	/* while the stream captures into it */
 	struct spyre_node *nodes;
 	uint32_t nnodes, cap;
 	struct ref *refs;		/* buffers and kernels the nodes use */
 	uint32_t nrefs, refcap;
-	uint32_t *bos;
-	uint32_t nbos;
+	struct spyre_bo_list *bos;
 	spyre_status error;		/* first capture failure */
 };
 
@@ -34,8 +36,7 @@ struct spyre_graph_exec {
 	uint32_t nnodes, nlaunches;
 	struct ref *refs_list;
 	uint32_t nrefs;
-	uint32_t bos[SPYRE_JOB_MAX_BOS];
-	uint32_t nbos;
+	struct spyre_bo_list bos;
 	struct spyre_template tmpl;	/* the replay's slots, encoded once */
 	pthread_mutex_t prof_lock;
 	spyre_launch_profile *profiles;	/* per launch, last completed replay */
@@ -60,67 +61,55 @@ static int add_ref(struct spyre_graph *g, const void *obj, enum spyre_kind kind,
 	return 0;
 }
 
-static spyre_status add_bo(struct spyre_graph *g, uint32_t handle)
+static struct spyre_graph *graph_of(struct spyre_capture *cap)
 {
-	for (uint32_t i = 0; i < g->nbos; i++)
-		if (g->bos[i] == handle)
-			return SPYRE_SUCCESS;
-	if (g->nbos >= SPYRE_JOB_MAX_BOS - 8)
-		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
-				       "a graph may use at most %d buffers", SPYRE_JOB_MAX_BOS - 8);
-	g->bos[g->nbos++] = handle;
-	return SPYRE_SUCCESS;
+	return (struct spyre_graph *)((char *)cap - offsetof(struct spyre_graph, capture));
 }
 
-spyre_status spyre_graph_capture_node(spyre_stream *s, const struct spyre_node *node,
-				      const struct spyre_job *job, spyre_buffer *const *bufs,
-				      int nbufs)
+/* Room for one more node of @node's size, and its slot in g->nodes. */
+static spyre_status reserve_node(struct spyre_graph *g, const struct spyre_node *node)
 {
-	struct spyre_graph *g = s->capture;
-	spyre_status st = SPYRE_SUCCESS;
 	uint32_t slots = 0;
 
 	for (uint32_t i = 0; i < g->nnodes; i++)
 		slots += 3 + spyre_node_data_slots(&g->nodes[i]);
 	if (slots + 3 + spyre_node_data_slots(node) > SPYRE_JOB_MAX_SLOTS)
-		st = spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
-				     "the graph is full (%u command slots)", SPYRE_JOB_MAX_SLOTS);
-	for (uint32_t i = 0; st == SPYRE_SUCCESS && i < job->nbos; i++)
-		st = add_bo(g, job->bos[i]);
-	if (st == SPYRE_SUCCESS && g->nnodes == g->cap) {
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+				       "the graph is full (%u command slots)", SPYRE_JOB_MAX_SLOTS);
+	if (g->nnodes == g->cap) {
 		uint32_t cap = g->cap ? g->cap * 2 : 16;
 		struct spyre_node *n = realloc(g->nodes, cap * sizeof(*n));
 
 		if (!n)
-			st = spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY, "no memory for a graph node");
-		else
-			g->nodes = n, g->cap = cap;
+			return spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY,
+					       "no memory for a graph node");
+		g->nodes = n;
+		g->cap = cap;
 	}
-	for (int i = 0; st == SPYRE_SUCCESS && i < nbufs; i++)
-		if (add_ref(g, bufs[i], SPYRE_KIND_BUFFER, bufs[i]->obj.id))
-			st = spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY, "no memory for a graph");
-	if (st == SPYRE_SUCCESS && node->kernel) {
-		struct spyre_kernel *k = node->kernel;
+	return SPYRE_SUCCESS;
+}
 
-		if (add_ref(g, k, SPYRE_KIND_KERNEL, k->obj.id))
+/* A capturing stream's submission: its node, buffers and objects join the graph. */
+static spyre_status capture_add(struct spyre_capture *cap, const struct spyre_submission *sub)
+{
+	struct spyre_graph *g = graph_of(cap);
+	const struct spyre_node *node = sub->nodes;
+	spyre_status st = reserve_node(g, node);
+
+	for (uint32_t i = 0; st == SPYRE_SUCCESS && i < sub->bos.count; i++)
+		st = spyre_bo_list_add(g->bos, sub->bos.handles[i], "graph");
+	for (uint32_t i = 0; st == SPYRE_SUCCESS && i < sub->nuses; i++)
+		if (add_ref(g, sub->uses[i], sub->uses[i]->kind, sub->uses[i]->id))
 			st = spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY, "no memory for a graph");
-		pthread_mutex_lock(&k->args_lock);
-		for (uint32_t i = 0; st == SPYRE_SUCCESS && i < k->nargs; i++)
-			if (k->arg_buf[i] &&
-			    add_ref(g, k->arg_buf[i], SPYRE_KIND_BUFFER, k->arg_buf_id[i]))
-				st = spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY,
-						     "no memory for a graph");
-		pthread_mutex_unlock(&k->args_lock);
-	}
 	if (st != SPYRE_SUCCESS) {
 		if (g->error == SPYRE_SUCCESS)
 			g->error = st;
 		return st;
 	}
+	/* The program stays; the caller's profile does not: a replay is not that call. */
 	g->nodes[g->nnodes] = *node;
-	g->nodes[g->nnodes].profile = NULL;	/* graph profiles come from the exec */
-	if (node->kernel)
-		atomic_fetch_add(&node->kernel->refs, 1);
+	g->nodes[g->nnodes].caller = (struct spyre_owner){ NULL, NULL };
+	spyre_owner_get(&node->program);
 	g->nnodes++;
 	return SPYRE_SUCCESS;
 }
@@ -128,17 +117,32 @@ spyre_status spyre_graph_capture_node(spyre_stream *s, const struct spyre_node *
 static void put_nodes(struct spyre_node *nodes, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++)
-		if (nodes[i].kernel)
-			spyre_kernel_put(nodes[i].kernel);
+		spyre_node_put(&nodes[i]);
 	free(nodes);
 }
 
-void spyre_graph_free_captured(struct spyre_graph *g)
+static void graph_free(struct spyre_graph *g)
 {
 	put_nodes(g->nodes, g->nnodes);
 	free(g->refs);
 	free(g->bos);
 	free(g);
+}
+
+/* The stream went away while capturing. */
+static void capture_discard(struct spyre_capture *cap)
+{
+	graph_free(graph_of(cap));
+}
+
+static void graph_destroy_obj(struct spyre_obj *obj)
+{
+	spyre_graph_destroy((spyre_graph *)obj);
+}
+
+static void exec_destroy_obj(struct spyre_obj *obj)
+{
+	spyre_graph_exec_destroy((spyre_graph_exec *)obj);
 }
 
 SPYRE_EXPORT spyre_status spyre_stream_begin_capture(spyre_stream *s)
@@ -152,20 +156,22 @@ SPYRE_EXPORT spyre_status spyre_stream_begin_capture(spyre_stream *s)
 		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "internal stream");
 	g = calloc(1, sizeof(*g));
 	if (g)
-		g->bos = calloc(SPYRE_JOB_MAX_BOS, sizeof(*g->bos));
+		g->bos = calloc(1, sizeof(*g->bos));
 	if (!g || !g->bos) {
 		free(g);
 		return spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY, "no memory for a graph");
 	}
+	g->capture.add = capture_add;
+	g->capture.discard = capture_discard;
 	pthread_mutex_lock(&s->lock);
 	if (s->capture)
 		st = spyre_set_error(SPYRE_ERROR_CAPTURE, "stream %u is already capturing",
 				     s->trace_tid);
 	else
-		s->capture = g;
+		s->capture = &g->capture;
 	pthread_mutex_unlock(&s->lock);
 	if (st != SPYRE_SUCCESS)
-		spyre_graph_free_captured(g);
+		graph_free(g);
 	return spyre_done(st);
 }
 
@@ -180,7 +186,7 @@ SPYRE_EXPORT spyre_status spyre_stream_end_capture(spyre_stream *s, spyre_graph 
 		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "graph pointer is NULL");
 	*graph = NULL;
 	pthread_mutex_lock(&s->lock);
-	g = s->capture;
+	g = s->capture ? graph_of(s->capture) : NULL;
 	s->capture = NULL;
 	pthread_mutex_unlock(&s->lock);
 	if (!g)
@@ -189,11 +195,11 @@ SPYRE_EXPORT spyre_status spyre_stream_end_capture(spyre_stream *s, spyre_graph 
 	if (g->error != SPYRE_SUCCESS) {
 		/* A failed capture would replay wrong work: refuse the graph. */
 		st = g->error;
-		spyre_graph_free_captured(g);
+		graph_free(g);
 		return spyre_set_error(st, "an operation failed during the capture; the graph "
 				       "was discarded");
 	}
-	spyre_device_link(s->obj.dev, &g->obj, SPYRE_KIND_GRAPH);
+	spyre_device_link(s->obj.dev, &g->obj, SPYRE_KIND_GRAPH, graph_destroy_obj);
 	*graph = g;
 	return spyre_done(SPYRE_SUCCESS);
 }
@@ -208,7 +214,7 @@ SPYRE_EXPORT spyre_status spyre_graph_destroy(spyre_graph *graph)
 	if (st != SPYRE_SUCCESS)
 		return st;
 	spyre_device_unlink(&graph->obj);
-	spyre_graph_free_captured(graph);
+	graph_free(graph);
 	return spyre_done(SPYRE_SUCCESS);
 }
 
@@ -247,14 +253,13 @@ SPYRE_EXPORT spyre_status spyre_graph_instantiate(spyre_graph *graph, spyre_grap
 		e->nodes[0].name = "empty graph";
 	}
 	for (uint32_t i = 0; i < graph->nnodes; i++) {
-		if (e->nodes[i].kernel)
-			atomic_fetch_add(&e->nodes[i].kernel->refs, 1);
+		spyre_owner_get(&e->nodes[i].program);
 		e->nlaunches += e->nodes[i].kind == NODE_LAUNCH;
 	}
 	memcpy(e->refs_list, graph->refs, sizeof(*e->refs_list) * graph->nrefs);
 	e->nrefs = graph->nrefs;
-	memcpy(e->bos, graph->bos, sizeof(e->bos[0]) * graph->nbos);
-	e->nbos = graph->nbos;
+	memcpy(e->bos.handles, graph->bos->handles, sizeof(e->bos.handles[0]) * graph->bos->count);
+	e->bos.count = graph->bos->count;
 	e->profiles = calloc(e->nlaunches ? e->nlaunches : 1, sizeof(*e->profiles));
 	st = e->profiles ? spyre_template_build(&e->tmpl, e->nodes, e->nnodes) :
 			   spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY, "no memory for a graph exec");
@@ -267,13 +272,22 @@ SPYRE_EXPORT spyre_status spyre_graph_instantiate(spyre_graph *graph, spyre_grap
 	}
 	pthread_mutex_init(&e->prof_lock, NULL);
 	atomic_init(&e->refs, 1);
-	spyre_device_link(graph->obj.dev, &e->obj, SPYRE_KIND_EXEC);
+	spyre_device_link(graph->obj.dev, &e->obj, SPYRE_KIND_EXEC, exec_destroy_obj);
 	*exec = e;
 	return spyre_done(SPYRE_SUCCESS);
 }
 
-void spyre_exec_put(struct spyre_graph_exec *e)
+static void exec_get(void *ctx)
 {
+	struct spyre_graph_exec *e = ctx;
+
+	atomic_fetch_add(&e->refs, 1);
+}
+
+static void exec_put(void *ctx)
+{
+	struct spyre_graph_exec *e = ctx;
+
 	if (atomic_fetch_sub(&e->refs, 1) != 1)
 		return;
 	put_nodes(e->nodes, e->nnodes);
@@ -284,19 +298,39 @@ void spyre_exec_put(struct spyre_graph_exec *e)
 	free(e);
 }
 
-spyre_launch_profile *spyre_exec_retire_begin(struct spyre_graph_exec *e, uint32_t *count)
+/* A replay retiring: its launches' profiles go into the exec's array under
+ * the profile lock, held from begin to end so a reader sees one replay. */
+static void exec_retire_begin(void *ctx)
 {
+	struct spyre_graph_exec *e = ctx;
+
 	pthread_mutex_lock(&e->prof_lock);
-	*count = e->nlaunches;
-	return e->profiles;
 }
 
-void spyre_exec_retire_end(struct spyre_graph_exec *e, uint32_t written)
+static void exec_launch_retired(void *ctx, uint32_t index, const spyre_launch_profile *p)
 {
-	if (written)
+	struct spyre_graph_exec *e = ctx;
+
+	if (index < e->nlaunches)
+		e->profiles[index] = *p;
+}
+
+static void exec_retire_end(void *ctx, uint32_t launches)
+{
+	struct spyre_graph_exec *e = ctx;
+
+	if (launches)
 		e->have_profiles = 1;
 	pthread_mutex_unlock(&e->prof_lock);
 }
+
+static const struct spyre_owner_ops exec_owner_ops = {
+	.get = exec_get,
+	.put = exec_put,
+	.launch_retired = exec_launch_retired,
+	.retire_begin = exec_retire_begin,
+	.retire_end = exec_retire_end,
+};
 
 SPYRE_EXPORT spyre_status spyre_graph_exec_destroy(spyre_graph_exec *exec)
 {
@@ -308,14 +342,14 @@ SPYRE_EXPORT spyre_status spyre_graph_exec_destroy(spyre_graph_exec *exec)
 	if (st != SPYRE_SUCCESS)
 		return st;
 	spyre_device_unlink(&exec->obj);
-	spyre_exec_put(exec);	/* queued replays hold their own references */
+	exec_put(exec);	/* queued replays hold their own references */
 	return spyre_done(SPYRE_SUCCESS);
 }
 
 SPYRE_EXPORT spyre_status spyre_graph_launch(spyre_graph_exec *exec, spyre_stream *s)
 {
 	spyre_status st = spyre_handle_check(exec, SPYRE_KIND_EXEC, "graph exec");
-	struct spyre_job job;
+	struct spyre_submission sub;
 
 	if (st == SPYRE_SUCCESS)
 		st = spyre_handle_check(s, SPYRE_KIND_STREAM, "stream");
@@ -329,22 +363,20 @@ SPYRE_EXPORT spyre_status spyre_graph_launch(spyre_graph_exec *exec, spyre_strea
 				       exec->refs_list[i].id))
 			return spyre_set_error(SPYRE_ERROR_INVALID_HANDLE,
 					       "a %s the graph uses was freed",
-					       exec->refs_list[i].kind == SPYRE_KIND_KERNEL ?
-					       "kernel" : "buffer");
+					       spyre_kind_name(exec->refs_list[i].kind));
 	pthread_mutex_lock(&s->lock);
 	st = spyre_stream_enter(s, 0);
 	if (st == SPYRE_SUCCESS) {
-		spyre_job_init(&job);
-		memcpy(job.bos, exec->bos, sizeof(job.bos[0]) * exec->nbos);
-		job.nbos = exec->nbos;
-		job.nodes = exec->nodes;
-		job.nnodes = exec->nnodes;
-		job.tmpl = &exec->tmpl;
-		job.exec = exec;
-		atomic_fetch_add(&exec->refs, 1);
-		st = spyre_stream_submit(s, &job, NULL);
-		if (st != SPYRE_SUCCESS)
-			spyre_exec_put(exec);
+		spyre_submission_init(&sub);
+		memcpy(sub.bos.handles, exec->bos.handles,
+		       sizeof(sub.bos.handles[0]) * exec->bos.count);
+		sub.bos.count = exec->bos.count;
+		sub.nodes = exec->nodes;
+		sub.nnodes = exec->nnodes;
+		sub.tmpl = &exec->tmpl;
+		sub.owner = (struct spyre_owner){ &exec_owner_ops, exec };
+		spyre_owner_get(&sub.owner);
+		st = spyre_stream_queue(s, &sub, NULL);
 	}
 	pthread_mutex_unlock(&s->lock);
 	return spyre_done(st);

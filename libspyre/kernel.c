@@ -4,16 +4,72 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "error.h"
+#include "kernel.h"
+#include "memory.h"
+#include "spyre_cmd.h"
 #include "spyre_program.h"
-#include "spyre_regs.h"
+#include "stream.h"
 
-static uint32_t get_le32(const uint8_t *p)
+struct spyre_kernel {
+	struct spyre_obj obj;
+	atomic_int refs;		/* the handle's, and each queued or captured launch's */
+	struct spyre_gem image;
+	uint32_t nargs;
+	uint32_t core_mask;
+	pthread_mutex_t args_lock;	/* the arguments below */
+	uint64_t args[SPYRE_NODE_MAX_ARGS];
+	uint64_t set_mask;
+	spyre_buffer *arg_buf[SPYRE_NODE_MAX_ARGS];	/* buffer behind each argument, or NULL */
+	uint64_t arg_buf_id[SPYRE_NODE_MAX_ARGS];
+	pthread_mutex_t prof_lock;
+	int have_profile;
+	spyre_launch_profile last;
+	char name[32];
+};
+
+static void kernel_get(void *ctx)
 {
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+	struct spyre_kernel *k = ctx;
+
+	atomic_fetch_add(&k->refs, 1);
 }
 
-spyre_status spyre_kernel_check_image(const void *image, size_t bytes, uint32_t *nargs)
+static void kernel_put(void *ctx)
+{
+	struct spyre_kernel *k = ctx;
+
+	if (atomic_fetch_sub(&k->refs, 1) == 1) {
+		pthread_mutex_destroy(&k->prof_lock);
+		pthread_mutex_destroy(&k->args_lock);
+		free(k);
+	}
+}
+
+/* A launch of it finished: spyre_kernel_last_profile() reports it. */
+static void kernel_launch_retired(void *ctx, uint32_t index, const spyre_launch_profile *p)
+{
+	struct spyre_kernel *k = ctx;
+
+	(void)index;
+	pthread_mutex_lock(&k->prof_lock);
+	k->last = *p;
+	k->have_profile = 1;
+	pthread_mutex_unlock(&k->prof_lock);
+}
+
+static const struct spyre_owner_ops kernel_owner_ops = {
+	.get = kernel_get,
+	.put = kernel_put,
+	.launch_retired = kernel_launch_retired,
+};
+
+static void kernel_destroy_obj(struct spyre_obj *obj)
+{
+	spyre_kernel_destroy((spyre_kernel *)obj);
+}
+
+static spyre_status check_image(const void *image, size_t bytes, uint32_t *nargs)
 {
 	const uint8_t *h = image;
 	uint32_t major, image_bytes, n, flags;
@@ -24,24 +80,24 @@ spyre_status spyre_kernel_check_image(const void *image, size_t bytes, uint32_t 
 		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
 				       "image of %zu bytes; a program is %d bytes to 4 MiB", bytes,
 				       SPK_HDR_BYTES);
-	if (get_le32(h + SPK_HDR_MAGIC) != SPK_MAGIC)
+	if (spyre_get_le32(h + SPK_HDR_MAGIC) != SPK_MAGIC)
 		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
 				       "not a Spyre program (magic 0x%08x)",
-				       get_le32(h + SPK_HDR_MAGIC));
-	major = h[SPK_HDR_VERSION_MAJOR] | (uint32_t)h[SPK_HDR_VERSION_MAJOR + 1] << 8;
+				       spyre_get_le32(h + SPK_HDR_MAGIC));
+	major = spyre_get_le16(h + SPK_HDR_VERSION_MAJOR);
 	if (major != SPK_VERSION_MAJOR)
 		return spyre_set_error(SPYRE_ERROR_VERSION_MISMATCH,
 				       "program format %u; this library knows %d", major,
 				       SPK_VERSION_MAJOR);
-	image_bytes = get_le32(h + SPK_HDR_IMAGE_BYTES);
+	image_bytes = spyre_get_le32(h + SPK_HDR_IMAGE_BYTES);
 	if (image_bytes != bytes)
 		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
 				       "the image says %u bytes, %zu given", image_bytes, bytes);
-	n = get_le32(h + SPK_HDR_NUM_ARGS);
+	n = spyre_get_le32(h + SPK_HDR_NUM_ARGS);
 	if (n > SPK_MAX_ARGS)
 		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "%u arguments; at most %d", n,
 				       SPK_MAX_ARGS);
-	flags = get_le32(h + SPK_HDR_FLAGS);
+	flags = spyre_get_le32(h + SPK_HDR_FLAGS);
 	if (flags)
 		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "unknown program flags 0x%x",
 				       flags);
@@ -55,12 +111,12 @@ SPYRE_EXPORT spyre_status spyre_kernel_load(spyre_device *dev, const void *image
 	spyre_buffer *buf = NULL;
 	spyre_kernel *k;
 	spyre_status st;
-	uint32_t nargs;
+	uint32_t nargs = 0;
 
 	if (!kernel)
 		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "kernel pointer is NULL");
 	*kernel = NULL;
-	st = spyre_kernel_check_image(image, bytes, &nargs);
+	st = check_image(image, bytes, &nargs);
 	if (st != SPYRE_SUCCESS)
 		return st;
 	if (!dev)
@@ -80,26 +136,18 @@ SPYRE_EXPORT spyre_status spyre_kernel_load(spyre_device *dev, const void *image
 	}
 	/* The image buffer moves from the caller-visible list into the kernel. */
 	spyre_device_unlink(&buf->obj);
-	k->image = buf->bo;
+	k->image = buf->gem;
 	free(buf);
 	atomic_init(&k->refs, 1);
 	k->nargs = nargs;
-	k->core_mask = get_le32((const uint8_t *)image + SPK_HDR_CORE_MASK);
+	k->core_mask = spyre_get_le32((const uint8_t *)image + SPK_HDR_CORE_MASK);
 	pthread_mutex_init(&k->prof_lock, NULL);
 	pthread_mutex_init(&k->args_lock, NULL);
-	spyre_device_link(dev, &k->obj, SPYRE_KIND_KERNEL);
+	k->obj.gem = &k->image;
+	spyre_device_link(dev, &k->obj, SPYRE_KIND_KERNEL, kernel_destroy_obj);
 	snprintf(k->name, sizeof(k->name), "kernel %llu", (unsigned long long)k->obj.id);
 	*kernel = k;
 	return spyre_done(SPYRE_SUCCESS);
-}
-
-void spyre_kernel_put(struct spyre_kernel *k)
-{
-	if (atomic_fetch_sub(&k->refs, 1) == 1) {
-		pthread_mutex_destroy(&k->prof_lock);
-		pthread_mutex_destroy(&k->args_lock);
-		free(k);
-	}
 }
 
 SPYRE_EXPORT spyre_status spyre_kernel_destroy(spyre_kernel *kernel)
@@ -113,8 +161,8 @@ SPYRE_EXPORT spyre_status spyre_kernel_destroy(spyre_kernel *kernel)
 		return st;
 	spyre_device_unlink(&kernel->obj);
 	/* Queued launches keep the image alive in the driver. */
-	spyre_bo_destroy(kernel->obj.dev, &kernel->image);
-	spyre_kernel_put(kernel);
+	spyre_gem_destroy(kernel->obj.dev, &kernel->image);
+	kernel_put(kernel);
 	return spyre_done(SPYRE_SUCCESS);
 }
 
@@ -151,7 +199,7 @@ SPYRE_EXPORT spyre_status spyre_kernel_set_arg(spyre_kernel *kernel, uint32_t in
 				       "offset %llu is outside the %llu-byte buffer",
 				       (unsigned long long)offset, (unsigned long long)buf->bytes);
 	pthread_mutex_lock(&kernel->args_lock);
-	kernel->args[index] = buf->bo.va + offset;
+	kernel->args[index] = buf->gem.va + offset;
 	kernel->arg_buf[index] = buf;
 	kernel->arg_buf_id[index] = buf->obj.id;
 	kernel->set_mask |= 1ULL << index;
@@ -174,8 +222,16 @@ SPYRE_EXPORT spyre_status spyre_kernel_set_arg_u64(spyre_kernel *kernel, uint32_
 	return spyre_done(SPYRE_SUCCESS);
 }
 
+/* Objects a launch uses, for a capture: the kernel and its argument buffers. */
+struct launch_uses {
+	struct spyre_obj *objs[1 + SPYRE_NODE_MAX_ARGS];
+	uint32_t n;
+};
+
+/* A launch node from @k's arguments (under k->args_lock); INVALID_ARGUMENT
+ * if some are unset.  Lists the image and argument buffers in @sub. */
 static spyre_status make_node_locked(struct spyre_kernel *k, struct spyre_node *node,
-				     struct spyre_job *job)
+				     struct spyre_submission *sub, struct launch_uses *uses)
 {
 	spyre_status st;
 
@@ -195,43 +251,50 @@ static spyre_status make_node_locked(struct spyre_kernel *k, struct spyre_node *
 	node->nargs = k->nargs;
 	memcpy(node->args, k->args, sizeof(k->args[0]) * k->nargs);
 	node->name = k->name;
-	st = spyre_job_add_bo(job, k->image.handle);
-	for (uint32_t i = 0; st == SPYRE_SUCCESS && i < k->nargs; i++)
-		if (k->arg_buf[i])
-			st = spyre_job_add_bo(job, k->arg_buf[i]->bo.handle);
-	if (st != SPYRE_SUCCESS)
-		return st;
-	atomic_fetch_add(&k->refs, 1);
-	node->kernel = k;
-	return SPYRE_SUCCESS;
-}
-
-spyre_status spyre_kernel_make_node(struct spyre_kernel *k, struct spyre_node *node,
-				    struct spyre_job *job)
-{
-	spyre_status st;
-
-	/* The launch's snapshot of the arguments is taken whole. */
-	pthread_mutex_lock(&k->args_lock);
-	st = make_node_locked(k, node, job);
-	pthread_mutex_unlock(&k->args_lock);
+	uses->n = 0;
+	uses->objs[uses->n++] = &k->obj;
+	st = spyre_bo_list_add(&sub->bos, k->image.handle, "job");
+	for (uint32_t i = 0; st == SPYRE_SUCCESS && i < k->nargs; i++) {
+		if (!k->arg_buf[i])
+			continue;
+		st = spyre_bo_list_add(&sub->bos, k->arg_buf[i]->gem.handle, "job");
+		uses->objs[uses->n++] = &k->arg_buf[i]->obj;
+	}
 	return st;
 }
 
-void spyre_kernel_record_profile(struct spyre_kernel *k, const spyre_launch_profile *p)
+static spyre_status launch_locked(spyre_stream *s, struct spyre_kernel *k,
+				  const struct spyre_owner *caller)
 {
-	pthread_mutex_lock(&k->prof_lock);
-	k->last = *p;
-	k->have_profile = 1;
-	pthread_mutex_unlock(&k->prof_lock);
+	struct spyre_submission sub;
+	struct launch_uses uses;
+	struct spyre_node node;
+	spyre_status st;
+
+	spyre_submission_init(&sub);
+	/* The launch's snapshot of the arguments is taken whole. */
+	pthread_mutex_lock(&k->args_lock);
+	st = make_node_locked(k, &node, &sub, &uses);
+	pthread_mutex_unlock(&k->args_lock);
+	if (st != SPYRE_SUCCESS)
+		return st;
+	node.program = (struct spyre_owner){ &kernel_owner_ops, k };
+	spyre_owner_get(&node.program);
+	if (caller) {
+		node.caller = *caller;
+		spyre_owner_get(&node.caller);
+	}
+	sub.nodes = &node;
+	sub.nnodes = 1;
+	sub.uses = uses.objs;
+	sub.nuses = uses.n;
+	return spyre_stream_queue(s, &sub, NULL);
 }
 
-static spyre_status launch(spyre_stream *s, spyre_kernel *kernel, spyre_launch_profile *prof,
-			   struct spyre_op_prof *op)
+spyre_status spyre_kernel_launch_for(spyre_stream *s, spyre_kernel *kernel,
+				     const struct spyre_owner *caller)
 {
 	spyre_status st = spyre_handle_check(s, SPYRE_KIND_STREAM, "stream");
-	struct spyre_node node;
-	struct spyre_job job;
 
 	if (st == SPYRE_SUCCESS)
 		st = spyre_handle_check(kernel, SPYRE_KIND_KERNEL, "kernel");
@@ -242,51 +305,34 @@ static spyre_status launch(spyre_stream *s, spyre_kernel *kernel, spyre_launch_p
 				       "the kernel was loaded on another device than the stream's");
 	pthread_mutex_lock(&s->lock);
 	st = spyre_stream_enter(s, 1);
-	if (st == SPYRE_SUCCESS) {
-		spyre_job_init(&job);
-		st = spyre_kernel_make_node(kernel, &node, &job);
-	}
-	if (st == SPYRE_SUCCESS) {
-		node.profile = prof;
-		if (s->capture) {
-			st = spyre_graph_capture_node(s, &node, &job, NULL, 0);
-		} else {
-			/* The completion holds a reference on the op's profile. */
-			if (op) {
-				atomic_fetch_add(&op->refs, 1);
-				op->expected++;
-				node.op_prof = op;
-			}
-			job.nodes = &node;
-			job.nnodes = 1;
-			st = spyre_stream_submit(s, &job, NULL);
-			if (st != SPYRE_SUCCESS && op)
-				spyre_op_prof_put(op);
-		}
-		if (st != SPYRE_SUCCESS || s->capture)
-			spyre_kernel_put(kernel);	/* the capture took its own */
-	}
+	if (st == SPYRE_SUCCESS)
+		st = launch_locked(s, kernel, caller);
 	pthread_mutex_unlock(&s->lock);
 	return spyre_done(st);
 }
 
-SPYRE_EXPORT spyre_status spyre_kernel_launch(spyre_stream *s, spyre_kernel *kernel)
+/* A profiled launch's caller: the user's record, written when it retires. */
+static void write_profile(void *ctx, uint32_t index, const spyre_launch_profile *p)
 {
-	return launch(s, kernel, NULL, NULL);
+	(void)index;
+	*(spyre_launch_profile *)ctx = *p;
 }
 
-spyre_status spyre_kernel_launch_op(spyre_stream *s, spyre_kernel *kernel,
-				    struct spyre_op_prof *op)
+static const struct spyre_owner_ops profile_owner_ops = { .launch_retired = write_profile };
+
+SPYRE_EXPORT spyre_status spyre_kernel_launch(spyre_stream *s, spyre_kernel *kernel)
 {
-	return launch(s, kernel, NULL, op);
+	return spyre_kernel_launch_for(s, kernel, NULL);
 }
 
 SPYRE_EXPORT spyre_status spyre_kernel_launch_profiled(spyre_stream *s, spyre_kernel *kernel,
 						       spyre_launch_profile *profile)
 {
+	struct spyre_owner caller = { &profile_owner_ops, profile };
+
 	if (!profile)
 		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "profile is NULL");
-	return launch(s, kernel, profile, NULL);
+	return spyre_kernel_launch_for(s, kernel, &caller);
 }
 
 SPYRE_EXPORT spyre_status spyre_kernel_last_profile(spyre_kernel *kernel,

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "error.h"
 #include "spyre/spyre_kernel_builder.h"
 #include "spyre_program_builder.h"
 #include "spyre_regs.h"

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 /* SPYRE_LOG=error|warn|info|debug: messages on stderr, one line each. */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "error.h"
 
 static pthread_once_t log_once = PTHREAD_ONCE_INIT;
 static int log_level = SPYRE_LOG_OFF;

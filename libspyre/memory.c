@@ -6,98 +6,20 @@
  * from another);
  * pointers inside a SPYRE_MEM_HOST buffer's mapping are DMAed directly.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
-#include <xf86drm.h>
-
-#include "internal.h"
-#include "uapi/drm/spyre_accel.h"
+#include "device.h"
+#include "error.h"
+#include "memory.h"
+#include "stream.h"
 
 #define MAX_BO_BYTES (16ULL << 30)
 
-spyre_status spyre_bo_create(spyre_device *dev, uint64_t size, uint32_t flags,
-			     struct spyre_bo *bo)
+static void buffer_destroy_obj(struct spyre_obj *obj)
 {
-	struct drm_spyre_bo_create c;
-	struct drm_spyre_bo_info i;
-	struct drm_gem_close cl;
-	spyre_status st;
-	int ret;
-
-	memset(bo, 0, sizeof(*bo));
-	memset(&c, 0, sizeof(c));
-	c.size = size;
-	c.flags = flags;
-	ret = spyre_ioctl(dev->fd, DRM_IOCTL_SPYRE_BO_CREATE, &c);
-	if (ret) {
-		st = ret == -ENOMEM && (flags & DRM_SPYRE_BO_DEVICE) ?
-			SPYRE_ERROR_OUT_OF_DEVICE_MEMORY : spyre_status_from_errno(-ret);
-		return spyre_set_error(st, "%s: creating a %llu-byte %s buffer: %s",
-				       dev->props.devnode, (unsigned long long)size,
-				       flags & DRM_SPYRE_BO_DEVICE ? "device" : "host",
-				       strerror(-ret));
-	}
-	memset(&i, 0, sizeof(i));
-	i.handle = c.handle;
-	ret = spyre_ioctl(dev->fd, DRM_IOCTL_SPYRE_BO_INFO, &i);
-	if (!ret && (!(flags & DRM_SPYRE_BO_DEVICE) || (flags & DRM_SPYRE_BO_MAPPABLE))) {
-		bo->map = mmap(NULL, i.size, PROT_READ | PROT_WRITE, MAP_SHARED, dev->fd,
-			       (off_t)i.mmap_offset);
-		if (bo->map == MAP_FAILED) {
-			bo->map = NULL;
-			ret = -errno;
-		}
-	}
-	if (ret) {
-		memset(&cl, 0, sizeof(cl));
-		cl.handle = c.handle;
-		spyre_ioctl(dev->fd, DRM_IOCTL_GEM_CLOSE, &cl);
-		return spyre_set_error(spyre_status_from_errno(-ret), "%s: mapping a buffer: %s",
-				       dev->props.devnode, strerror(-ret));
-	}
-	bo->handle = c.handle;
-	bo->va = c.device_addr;
-	bo->size = i.size;
-	return SPYRE_SUCCESS;
-}
-
-void spyre_bo_destroy(spyre_device *dev, struct spyre_bo *bo)
-{
-	struct drm_gem_close cl;
-
-	if (bo->map)
-		munmap(bo->map, bo->size);
-	if (bo->handle) {
-		struct drm_spyre_bo_wait w;
-
-		/*
-		 * The driver unmaps a buffer from this open's address space when
-		 * its handle closes, even under queued jobs, and may then give the
-		 * addresses to a new buffer: let every job using it finish first.
-		 */
-		memset(&w, 0, sizeof(w));
-		w.handle = bo->handle;
-		w.timeout_ns = INT64_MAX;
-		spyre_ioctl(dev->fd, DRM_IOCTL_SPYRE_BO_WAIT, &w);
-		memset(&cl, 0, sizeof(cl));
-		cl.handle = bo->handle;
-		spyre_ioctl(dev->fd, DRM_IOCTL_GEM_CLOSE, &cl);
-	}
-	memset(bo, 0, sizeof(*bo));
-}
-
-static spyre_status check_device(spyre_device *dev)
-{
-	if (!dev)
-		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "device is NULL");
-	if (!spyre_handle_live(&dev->objects, SPYRE_KIND_DEVICE, 0))
-		return spyre_set_error(SPYRE_ERROR_INVALID_HANDLE, "device %p is not open",
-				       (void *)dev);
-	return SPYRE_SUCCESS;
+	spyre_buffer_free((spyre_buffer *)obj);
 }
 
 SPYRE_EXPORT spyre_status spyre_buffer_alloc(spyre_device *dev, uint64_t bytes, uint32_t flags,
@@ -110,7 +32,7 @@ SPYRE_EXPORT spyre_status spyre_buffer_alloc(spyre_device *dev, uint64_t bytes, 
 	if (!buf)
 		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "buffer pointer is NULL");
 	*buf = NULL;
-	st = check_device(dev);
+	st = spyre_device_check(dev);
 	if (st != SPYRE_SUCCESS)
 		return st;
 	if (flags & ~(uint32_t)(SPYRE_MEM_HOST | SPYRE_MEM_MAPPABLE))
@@ -130,14 +52,15 @@ SPYRE_EXPORT spyre_status spyre_buffer_alloc(spyre_device *dev, uint64_t bytes, 
 	bo_flags = flags & SPYRE_MEM_HOST ? 0 : DRM_SPYRE_BO_DEVICE;
 	if (flags & SPYRE_MEM_MAPPABLE)
 		bo_flags |= DRM_SPYRE_BO_MAPPABLE;
-	st = spyre_bo_create(dev, bytes, bo_flags, &b->bo);
+	st = spyre_gem_create(dev, bytes, bo_flags, &b->gem);
 	if (st != SPYRE_SUCCESS) {
 		free(b);
 		return st;
 	}
 	b->bytes = bytes;
 	b->flags = flags;
-	spyre_device_link(dev, &b->obj, SPYRE_KIND_BUFFER);
+	b->obj.gem = &b->gem;
+	spyre_device_link(dev, &b->obj, SPYRE_KIND_BUFFER, buffer_destroy_obj);
 	*buf = b;
 	return spyre_done(SPYRE_SUCCESS);
 }
@@ -152,7 +75,7 @@ SPYRE_EXPORT spyre_status spyre_buffer_free(spyre_buffer *buf)
 	if (st != SPYRE_SUCCESS)
 		return st;
 	spyre_device_unlink(&buf->obj);
-	spyre_bo_destroy(buf->obj.dev, &buf->bo);
+	spyre_gem_destroy(buf->obj.dev, &buf->gem);
 	free(buf);
 	return spyre_done(SPYRE_SUCCESS);
 }
@@ -174,7 +97,7 @@ SPYRE_EXPORT uint32_t spyre_buffer_flags(const spyre_buffer *buf)
 
 SPYRE_EXPORT uint64_t spyre_buffer_device_address(const spyre_buffer *buf)
 {
-	return spyre_handle_live(buf, SPYRE_KIND_BUFFER, 0) ? buf->bo.va : 0;
+	return spyre_handle_live(buf, SPYRE_KIND_BUFFER, 0) ? buf->gem.va : 0;
 }
 
 SPYRE_EXPORT spyre_status spyre_buffer_map(spyre_buffer *buf, void **ptr)
@@ -187,11 +110,11 @@ SPYRE_EXPORT spyre_status spyre_buffer_map(spyre_buffer *buf, void **ptr)
 	st = spyre_handle_check(buf, SPYRE_KIND_BUFFER, "buffer");
 	if (st != SPYRE_SUCCESS)
 		return st;
-	if (!buf->bo.map)
+	if (!buf->gem.map)
 		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
 				       "a device buffer without SPYRE_MEM_MAPPABLE cannot be "
 				       "mapped");
-	*ptr = buf->bo.map;
+	*ptr = buf->gem.map;
 	return spyre_done(SPYRE_SUCCESS);
 }
 
@@ -209,31 +132,12 @@ spyre_buffer *spyre_host_buffer_find(spyre_device *dev, const void *p, uint64_t 
 
 		if (o->kind != SPYRE_KIND_BUFFER || !(b->flags & SPYRE_MEM_HOST))
 			continue;
-		m = (uintptr_t)b->bo.map;
+		m = (uintptr_t)b->gem.map;
 		if (a >= m && a - m <= b->bytes && bytes <= b->bytes - (a - m)) {
 			found = b;
 			*offset = a - m;
 			break;
 		}
-	}
-	pthread_mutex_unlock(&dev->lock);
-	return found;
-}
-
-int spyre_device_va_mapped(spyre_device *dev, uint64_t va)
-{
-	struct spyre_obj *o;
-	int found = 0;
-
-	pthread_mutex_lock(&dev->lock);
-	for (o = dev->objects.next; o != &dev->objects && !found; o = o->next) {
-		const struct spyre_bo *bo = NULL;
-
-		if (o->kind == SPYRE_KIND_BUFFER)
-			bo = &((spyre_buffer *)o)->bo;
-		else if (o->kind == SPYRE_KIND_KERNEL)
-			bo = &((struct spyre_kernel *)o)->image;
-		found = bo && bo->handle && va >= bo->va && va - bo->va < bo->size;
 	}
 	pthread_mutex_unlock(&dev->lock);
 	return found;
@@ -263,27 +167,29 @@ static spyre_status check_buffer(spyre_stream *s, spyre_buffer *b, const char *w
 	return st;
 }
 
-/* Queue (or capture) one node on @s, locked. */
+/* Queue one node on @s, locked; @bufs are the buffers it uses. */
 static spyre_status queue_node(spyre_stream *s, struct spyre_node *node, spyre_buffer **bufs,
 			       int nbufs, int stage, void *dtoh_dst, uint64_t *point)
 {
-	struct spyre_job job;
+	struct spyre_obj *uses[2];
+	struct spyre_submission sub;
 	spyre_status st;
 
-	spyre_job_init(&job);
+	spyre_submission_init(&sub);
 	for (int i = 0; i < nbufs; i++) {
-		st = spyre_job_add_bo(&job, bufs[i]->bo.handle);
+		st = spyre_bo_list_add(&sub.bos, bufs[i]->gem.handle, "job");
 		if (st != SPYRE_SUCCESS)
 			return st;
+		uses[i] = &bufs[i]->obj;
 	}
-	if (s->capture)
-		return spyre_graph_capture_node(s, node, &job, bufs, nbufs);
-	job.nodes = node;
-	job.nnodes = 1;
-	job.stage = stage;
-	job.dtoh_dst = dtoh_dst;
-	job.dtoh_bytes = dtoh_dst ? node->a2 : 0;
-	return spyre_stream_submit(s, &job, point);
+	sub.nodes = node;
+	sub.nnodes = 1;
+	sub.uses = uses;
+	sub.nuses = (uint32_t)nbufs;
+	sub.stage = stage;
+	sub.dtoh_dst = dtoh_dst;
+	sub.dtoh_bytes = dtoh_dst ? node->a2 : 0;
+	return spyre_stream_queue(s, &sub, point);
 }
 
 static spyre_status dtod_locked(spyre_stream *s, spyre_buffer *dst, uint64_t doff,
@@ -298,8 +204,8 @@ static spyre_status dtod_locked(spyre_stream *s, spyre_buffer *dst, uint64_t dof
 				       "source and destination ranges overlap");
 	if (!bytes)
 		return SPYRE_SUCCESS;
-	node.a0 = src->bo.va + soff;
-	node.a1 = dst->bo.va + doff;
+	node.a0 = src->gem.va + soff;
+	node.a1 = dst->gem.va + doff;
 	node.a2 = bytes;
 	node.bytes = bytes;
 	node.name = name;
@@ -313,7 +219,7 @@ static spyre_status fill_locked(spyre_stream *s, spyre_buffer *buf, uint64_t off
 
 	if (!bytes)
 		return SPYRE_SUCCESS;
-	node.a0 = buf->bo.va + off;
+	node.a0 = buf->gem.va + off;
 	node.a1 = bytes;
 	node.a2 = pattern;
 	node.bytes = bytes;
@@ -345,15 +251,15 @@ static spyre_status staged_locked(spyre_stream *s, int to_device, spyre_buffer *
 	for (uint64_t done = 0; done < bytes;) {
 		uint64_t n = bytes - done < SPYRE_STAGE_BYTES ? bytes - done : SPYRE_STAGE_BYTES;
 		struct spyre_node node = { .kind = NODE_COPY, .a2 = n, .bytes = n, .name = name };
-		uint64_t stage_va, buf_va = buf->bo.va + off + done;
+		uint64_t stage_va, buf_va = buf->gem.va + off + done;
 		int stage;
 
 		st = spyre_stream_get_stage(s, n, &stage);
 		if (st != SPYRE_SUCCESS)
 			return st;
-		stage_va = s->stage[stage].bo.va;
+		stage_va = s->stage[stage].gem.va;
 		if (to_device)
-			memcpy(s->stage[stage].bo.map, (const uint8_t *)host + done, n);
+			memcpy(s->stage[stage].gem.map, (const uint8_t *)host + done, n);
 		node.a0 = to_device ? stage_va : buf_va;
 		node.a1 = to_device ? buf_va : stage_va;
 		st = queue_node(s, &node, &buf, 1, stage,
@@ -438,7 +344,7 @@ static spyre_status copy_blocking(spyre_buffer *b, const struct copy_args *a)
 	uint64_t point;
 
 	if (st == SPYRE_SUCCESS)
-		st = spyre_device_internal_stream(b->obj.dev, &s);
+		st = spyre_stream_internal(b->obj.dev, &s);
 	if (st == SPYRE_SUCCESS)
 		st = do_copy(s, a, &point);
 	if (st == SPYRE_SUCCESS && point)

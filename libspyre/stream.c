@@ -5,10 +5,9 @@
  * and a list of jobs whose host side (deferred copies, profiles, traces,
  * fault checks) runs when they retire.
  *
- * A job is one SUBMIT: its commands sit in ring slots followed by data slots.
- * Every operation ("node") is [TIMESTAMP t0][op][TIMESTAMP t1], so each one
- * is timed by the card and t1 != 0 proves it ran: the first node whose t1
- * stayed 0 is the one that failed.
+ * A job is one SUBMIT: its commands sit in ring slots followed by data
+ * slots (encode.h).  Every node is timed by the card, and t1 != 0 proves it
+ * ran: the first node whose t1 stayed 0 is the one that failed.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -18,464 +17,152 @@
 
 #include <xf86drm.h>
 
-#include "internal.h"
-#include "spyre_regs.h"
-#include "uapi/drm/spyre_accel.h"
+#include "device.h"
+#include "error.h"
+#include "fault.h"
+#include "spyre_cmd.h"
+#include "stream.h"
+#include "trace.h"
 
+/* A submitted job, until its host side has run. */
 struct spyre_completion {
 	struct spyre_completion *next;
 	uint64_t point;
 	uint64_t job_id;		/* SUBMIT's, to find the job's fault record */
 	uint32_t slot;			/* first ring slot of the job */
 	uint32_t ncmds;
-	struct spyre_node *nodes;	/* owned, unless exec's */
+	struct spyre_node *nodes;	/* a copy, unless the owner holds them */
 	uint32_t nnodes;
 	int stage;
 	void *dtoh_dst;
 	uint64_t dtoh_bytes;
-	struct spyre_graph_exec *exec;
+	struct spyre_owner owner;
 };
 
-void spyre_cmd_put(uint8_t *c, uint8_t op, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3)
+void spyre_submission_init(struct spyre_submission *sub)
 {
-	uint64_t a[4] = { a0, a1, a2, a3 };
-
-	memset(c, 0, SPYRE_CMD_SIZE);
-	c[SPYRE_CMD_OFF_OPCODE] = op;
-	for (int i = 0; i < 4; i++)
-		for (int b = 0; b < 8; b++)
-			c[SPYRE_CMD_OFF_ARGS + i * 8 + b] = (uint8_t)(a[i] >> (8 * b));
+	/* Not the handle array: it is read only up to its count. */
+	sub->nodes = NULL;
+	sub->nnodes = 0;
+	sub->tmpl = NULL;
+	sub->bos.count = 0;
+	sub->uses = NULL;
+	sub->nuses = 0;
+	sub->in_syncobj = 0;
+	sub->signal_syncobj = 0;
+	sub->stage = -1;
+	sub->dtoh_dst = NULL;
+	sub->dtoh_bytes = 0;
+	sub->owner = (struct spyre_owner){ NULL, NULL };
 }
 
-static uint32_t args_slots(uint32_t nargs)
+/* Drop what a submission's nodes and owner hold. */
+static void submission_release(const struct spyre_submission *sub)
 {
-	return (nargs * 8 + SPYRE_CMD_SIZE - 1) / SPYRE_CMD_SIZE;
-}
-
-#define STATS_SLOTS ((SPYRE_STATS_WORDS * 8 + SPYRE_CMD_SIZE - 1) / SPYRE_CMD_SIZE)
-
-uint32_t spyre_node_data_slots(const struct spyre_node *n)
-{
-	if (n->kind == NODE_LAUNCH)
-		return 1 + args_slots(n->nargs) + STATS_SLOTS;
-	return 1;
-}
-
-uint32_t spyre_node_encode(const struct spyre_node *n, uint8_t *cmd, uint8_t *data,
-			   uint64_t data_va)
-{
-	uint32_t slots = spyre_node_data_slots(n);
-	uint64_t args_va = data_va + SPYRE_CMD_SIZE;
-	uint64_t stats_va = args_va + (uint64_t)args_slots(n->nargs) * SPYRE_CMD_SIZE;
-
-	memset(data, 0, (size_t)slots * SPYRE_CMD_SIZE);
-	spyre_cmd_put(cmd, SPYRE_OP_TIMESTAMP, data_va, 0, 0, 0);
-	switch (n->kind) {
-	case NODE_COPY:
-		spyre_cmd_put(cmd + SPYRE_CMD_SIZE, SPYRE_OP_DMA_COPY, n->a0, n->a1, n->a2, 0);
-		break;
-	case NODE_FILL:
-		spyre_cmd_put(cmd + SPYRE_CMD_SIZE, SPYRE_OP_DMA_FILL, n->a0, n->a1, n->a2, 0);
-		break;
-	case NODE_LAUNCH:
-		for (uint32_t i = 0; i < n->nargs; i++)
-			for (int b = 0; b < 8; b++)
-				data[SPYRE_CMD_SIZE + i * 8 + b] = (uint8_t)(n->args[i] >> (8 * b));
-		spyre_cmd_put(cmd + SPYRE_CMD_SIZE, SPYRE_OP_LAUNCH, n->a0, args_va,
-			      (uint64_t)n->nargs * 8, stats_va);
-		break;
-	case NODE_MARK:
-		if (n->a0)
-			spyre_cmd_put(cmd + SPYRE_CMD_SIZE, SPYRE_OP_TIMESTAMP, n->a0, 0, 0, 0);
-		else
-			spyre_cmd_put(cmd + SPYRE_CMD_SIZE, SPYRE_OP_NOP, 0, 0, 0, 0);
-		break;
-	}
-	spyre_cmd_put(cmd + 2 * SPYRE_CMD_SIZE, SPYRE_OP_TIMESTAMP, data_va + 8, 0, 0, 0);
-	return slots;
-}
-
-static uint64_t load_le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int b = 7; b >= 0; b--)
-		v = v << 8 | p[b];
-	return v;
-}
-
-static uint32_t job_slots(const struct spyre_node *nodes, uint32_t n, uint32_t *ncmds)
-{
-	uint32_t total = 3 * n;
-
-	for (uint32_t i = 0; i < n; i++)
-		total += spyre_node_data_slots(&nodes[i]);
-	*ncmds = 3 * n;
-	return total;
-}
-
-/* Encode @n nodes at @base (device address @va): commands, then data. */
-static void encode_job(const struct spyre_node *nodes, uint32_t n, uint8_t *base, uint64_t va)
-{
-	uint32_t d = 3 * n;
-
-	for (uint32_t i = 0; i < n; i++)
-		d += spyre_node_encode(&nodes[i], base + (size_t)3 * i * SPYRE_CMD_SIZE,
-				       base + (size_t)d * SPYRE_CMD_SIZE,
-				       va + (uint64_t)d * SPYRE_CMD_SIZE);
-}
-
-static void add_le64(uint8_t *p, uint64_t add)
-{
-	uint64_t v = load_le64(p) + add;
-
-	for (int b = 0; b < 8; b++)
-		p[b] = (uint8_t)(v >> (8 * b));
-}
-
-spyre_status spyre_template_build(struct spyre_template *t, const struct spyre_node *nodes,
-				  uint32_t n)
-{
-	uint32_t r = 0;
-
-	memset(t, 0, sizeof(*t));
-	t->slots = job_slots(nodes, n, &t->ncmds);
-	if (!n || t->slots > SPYRE_JOB_MAX_SLOTS)
-		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
-				       "%u operations need %u command slots; at most %u", n,
-				       t->slots, SPYRE_JOB_MAX_SLOTS);
-	t->bytes = calloc(t->slots, SPYRE_CMD_SIZE);
-	t->relocs = calloc((size_t)4 * n, sizeof(*t->relocs));
-	if (!t->bytes || !t->relocs) {
-		spyre_template_free(t);
-		return spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY, "no memory for a graph");
-	}
-	/* Relative to 0: every ring-relative address is an offset in the job. */
-	encode_job(nodes, n, t->bytes, 0);
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t cmd = 3 * i * SPYRE_CMD_SIZE + SPYRE_CMD_OFF_ARGS;
-
-		t->relocs[r++] = cmd;				/* TIMESTAMP t0 */
-		t->relocs[r++] = cmd + 2 * SPYRE_CMD_SIZE;	/* TIMESTAMP t1 */
-		if (nodes[i].kind == NODE_LAUNCH) {
-			t->relocs[r++] = cmd + SPYRE_CMD_SIZE + 8;	/* argument block */
-			t->relocs[r++] = cmd + SPYRE_CMD_SIZE + 24;	/* statistics record */
-		}
-	}
-	t->nrelocs = r;
-	return SPYRE_SUCCESS;
-}
-
-void spyre_template_free(struct spyre_template *t)
-{
-	free(t->bytes);
-	free(t->relocs);
-	memset(t, 0, sizeof(*t));
-}
-
-void spyre_job_init(struct spyre_job *job)
-{
-	memset(job, 0, offsetof(struct spyre_job, bos));
-	job->nbos = 0;
-	job->in_syncobj = 0;
-	job->stage = -1;
-	job->dtoh_dst = NULL;
-	job->dtoh_bytes = 0;
-	job->exec = NULL;
-	job->event = NULL;
-}
-
-spyre_status spyre_job_add_bo(struct spyre_job *job, uint32_t handle)
-{
-	for (uint32_t i = 0; i < job->nbos; i++)
-		if (job->bos[i] == handle)
-			return SPYRE_SUCCESS;
-	if (job->nbos >= SPYRE_JOB_MAX_BOS - 8)
-		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
-				       "a job may use at most %d buffers", SPYRE_JOB_MAX_BOS - 8);
-	job->bos[job->nbos++] = handle;
-	return SPYRE_SUCCESS;
-}
-
-static const char *job_status_text(uint32_t status)
-{
-	switch (status) {
-	case DRM_SPYRE_JOB_STATUS_MMU_FAULT:
-		return "MMU fault";
-	case DRM_SPYRE_JOB_STATUS_FAILED:
-		return "a command failed";
-	case DRM_SPYRE_JOB_STATUS_TIMEOUT:
-		return "hung; the card was reset";
-	case DRM_SPYRE_JOB_STATUS_ABORTED:
-		return "aborted (lost to a reset or a failed dependency)";
-	default:
-		return "did not complete";
-	}
-}
-
-/* The operation's device addresses: copy source/destination, kernel arguments. */
-static uint32_t node_operands(const struct spyre_node *n, uint64_t va[64], uint64_t len[64])
-{
-	uint32_t count = 0;
-
-	if (n->kind == NODE_COPY) {
-		va[0] = n->a0;
-		va[1] = n->a1;
-		len[0] = len[1] = n->a2;
-		count = 2;
-	} else if (n->kind == NODE_FILL) {
-		va[0] = n->a0;
-		len[0] = n->a1;
-		count = 1;
-	} else if (n->kind == NODE_LAUNCH) {
-		count = n->nargs < 64 ? n->nargs : 64;
-		for (uint32_t i = 0; i < count; i++) {
-			va[i] = n->args[i];
-			len[i] = 0;	/* a kernel argument's extent is the kernel's business */
-		}
-	}
-	return count;
-}
-
-static const char *operand_name(const struct spyre_node *n, int i, char *buf, size_t size)
-{
-	if (n->kind == NODE_LAUNCH)
-		snprintf(buf, size, "argument %d", i);
-	else
-		snprintf(buf, size, "%s", n->kind == NODE_FILL || i == 1 ? "destination" : "source");
-	return buf;
-}
-
-/*
- * The operand the fault hit: a copy's or fill's range holding @addr, else
- * the operand at or nearest below it (a kernel argument's extent is not
- * known); -1 if every operand is above it.
- */
-static int fault_operand(const struct spyre_node *n, uint64_t addr)
-{
-	uint64_t va[64], len[64];
-	uint32_t count = node_operands(n, va, len);
-	int best = -1;
-
-	for (uint32_t i = 0; i < count; i++)
-		if (len[i] && addr >= va[i] && addr - va[i] < len[i])
-			return (int)i;
-	for (uint32_t i = 0; i < count; i++)
-		if (va[i] <= addr && (best < 0 || va[i] > va[best]))
-			best = (int)i;
-	return best;
-}
-
-/*
- * Without the driver's record (a driver before DRM_SPYRE_QUERY_FAULTS):
- * name the operation's first address that no live buffer of the device
- * holds, which is usually it.
- */
-static void unmapped_hint(spyre_device *dev, const struct spyre_node *n, char *out, size_t size)
-{
-	uint64_t va[64], len[64];
-	uint32_t count = node_operands(n, va, len);
-	char name[32];
-
-	for (uint32_t i = 0; i < count; i++) {
-		if (spyre_device_va_mapped(dev, va[i]))
-			continue;
-		snprintf(out, size, "; %s = 0x%llx is in no live buffer (a guess: the driver "
-			 "did not report the address)",
-			 operand_name(n, (int)i, name, sizeof(name)), (unsigned long long)va[i]);
+	if (sub->owner.ops) {
+		spyre_owner_put(&sub->owner);
 		return;
 	}
+	for (uint32_t i = 0; i < sub->nnodes; i++)
+		spyre_node_put(&sub->nodes[i]);
 }
 
-/* The driver's record of the MMU fault of job @job_id on @queue of this file. */
-static int driver_fault(spyre_device *dev, uint32_t queue, uint64_t job_id,
-			struct drm_spyre_fault *out)
-{
-	struct drm_spyre_faults fl;
-	struct drm_spyre_query q;
+/* ---- retire ---- */
 
-	memset(&q, 0, sizeof(q));
-	memset(&fl, 0, sizeof(fl));
-	q.param = DRM_SPYRE_QUERY_FAULTS;
-	q.size = sizeof(fl);
-	q.data = (uintptr_t)&fl;
-	if (spyre_ioctl(dev->fd, DRM_IOCTL_SPYRE_QUERY, &q))
-		return 0;	/* an older driver */
-	for (uint32_t i = fl.num_faults; i > 0 && i <= DRM_SPYRE_MAX_FAULTS; i--) {
-		if (fl.faults[i - 1].job_id == job_id && fl.faults[i - 1].queue == queue) {
-			*out = fl.faults[i - 1];
-			return 1;
-		}
+static void completion_release(struct spyre_completion *c)
+{
+	if (c->owner.ops) {
+		spyre_owner_put(&c->owner);
+		return;
 	}
-	return 0;
+	for (uint32_t i = 0; i < c->nnodes; i++)
+		spyre_node_put(&c->nodes[i]);
+	free(c->nodes);
 }
 
-static const char *reason_text(uint32_t reason)
+static void owner_launch_retired(const struct spyre_owner *o, uint32_t index,
+				 const spyre_launch_profile *p)
 {
-	switch (reason) {
-	case DRM_SPYRE_FAULT_REASON_NOT_PRESENT:
-		return "nothing mapped there";
-	case DRM_SPYRE_FAULT_REASON_PERMISSION:
-		return "the buffer is read-only";
-	case DRM_SPYRE_FAULT_REASON_BAD_ENTRY:
-		return "bad page table entry";
-	case DRM_SPYRE_FAULT_REASON_TABLE_FETCH:
-		return "page table unreadable";
-	case DRM_SPYRE_FAULT_REASON_NO_CONTEXT:
-		return "no address space";
-	default:
-		return "unknown reason";
-	}
-}
-
-/* The card's fault record in words, and which operand it hit. */
-static void fault_text(const struct spyre_node *n, const struct drm_spyre_fault *f, char *out,
-		       size_t size)
-{
-	int op = fault_operand(n, f->device_addr);
-	char name[32], where[96] = "";
-
-	if (op >= 0) {
-		uint64_t va[64], len[64];
-
-		node_operands(n, va, len);
-		snprintf(where, sizeof(where), " (%s = 0x%llx, +0x%llx)",
-			 operand_name(n, op, name, sizeof(name)), (unsigned long long)va[op],
-			 (unsigned long long)(f->device_addr - va[op]));
-	}
-	snprintf(out, size, "; the card faulted on a %s of 0x%llx%s: %s%s",
-		 f->access == DRM_SPYRE_FAULT_ACCESS_WRITE ? "write" : "read",
-		 (unsigned long long)f->device_addr, where, reason_text(f->reason),
-		 (f->flags & DRM_SPYRE_FAULT_MORE) ? " (and more faults after it)" : "");
+	if (o->ops && o->ops->launch_retired)
+		o->ops->launch_retired(o->ctx, index, p);
 }
 
 /* Record the stream's first async fault, at node @n of retired job @c. */
 static void stream_fault(spyre_stream *s, const struct spyre_node *n,
 			 const struct spyre_completion *c)
 {
-	struct drm_spyre_bo_wait w;
-	struct drm_spyre_fault f;
 	spyre_device *dev = s->obj.dev;
-	spyre_fault_info *info = &s->fault_info;
-	char hint[256] = "", what[64];
-	spyre_status st;
+	/* The job has retired: its status is final. */
+	uint32_t status = spyre_driver_job_status(dev, s->ring.handle);
+	struct spyre_fault_site site = {
+		.queue = s->queue, .stream_tid = s->trace_tid, .point = c->point,
+		.job_id = c->job_id, .node = n,
+	};
 
-	memset(&w, 0, sizeof(w));
-	w.handle = s->ring.handle;
-	w.timeout_ns = 0;	/* the job has retired: no waiting */
-	if (spyre_ioctl(dev->fd, DRM_IOCTL_SPYRE_BO_WAIT, &w))
-		w.job_status = DRM_SPYRE_JOB_STATUS_FAILED;
-	st = w.job_status == DRM_SPYRE_JOB_STATUS_TIMEOUT ? SPYRE_ERROR_TIMEOUT :
-							     SPYRE_ERROR_DEVICE_FAULT;
-	if (w.job_status != DRM_SPYRE_JOB_STATUS_ABORTED)
+	if (status != DRM_SPYRE_JOB_STATUS_ABORTED)
 		atomic_store(&dev->lost, 1);
 	if (s->fault != SPYRE_SUCCESS)
 		return;
-	s->fault = st;
-	memset(info, 0, sizeof(*info));
-	info->status = st;
-	info->job_status = w.job_status;
-	info->job = c->point;
-	info->driver_job_id = c->job_id;
-	info->queue = s->queue;
-	info->operand = -1;
-	snprintf(info->operation, sizeof(info->operation), "%s", n->name ? n->name : "operation");
-	if (w.job_status == DRM_SPYRE_JOB_STATUS_MMU_FAULT) {
-		if (driver_fault(dev, s->queue, c->job_id, &f)) {
-			info->address_known = 1;
-			info->address = f.device_addr;
-			info->access = (spyre_fault_access)f.access;
-			info->reason = (spyre_fault_reason)f.reason;
-			info->more = !!(f.flags & DRM_SPYRE_FAULT_MORE);
-			info->operand = fault_operand(n, f.device_addr);
-			fault_text(n, &f, hint, sizeof(hint));
-		} else {
-			unmapped_hint(dev, n, hint, sizeof(hint));
-		}
-	}
-	if (n->kind == NODE_COPY || n->kind == NODE_FILL)
-		snprintf(what, sizeof(what), "%s of %llu bytes", n->name ? n->name : "copy",
-			 (unsigned long long)n->bytes);
-	else
-		snprintf(what, sizeof(what), "%s", n->name ? n->name : "operation");
-	snprintf(s->fault_detail, sizeof(s->fault_detail),
-		 "%s: stream %u, job %llu: %s failed on the card: %s (job status %u)%s",
-		 dev->props.devnode, s->trace_tid, (unsigned long long)c->point, what,
-		 job_status_text(w.job_status), w.job_status, hint);
+	spyre_fault_explain(dev, &site, status, &s->fault_info, s->fault_detail,
+			    sizeof(s->fault_detail));
+	s->fault = s->fault_info.status;
 	spyre_log(SPYRE_LOG_ERROR, "%s", s->fault_detail);
 }
 
-/* Drop what a job's record holds: its nodes' kernels or its graph exec. */
-static void release(struct spyre_completion *c)
+/* A launch that ran: its statistics to whoever waits for them. */
+static void retire_launch(spyre_stream *s, const struct spyre_completion *c,
+			  const struct spyre_node *n, const uint8_t *data, uint32_t index)
 {
-	if (c->exec) {
-		spyre_exec_put(c->exec);
-	} else {
-		for (uint32_t i = 0; i < c->nnodes; i++) {
-			if (c->nodes[i].kernel)
-				spyre_kernel_put(c->nodes[i].kernel);
-			/* Only launches set op_prof (other nodes may leave it unset). */
-			if (c->nodes[i].kind == NODE_LAUNCH && c->nodes[i].op_prof)
-				spyre_op_prof_put(c->nodes[i].op_prof);
-		}
-		free(c->nodes);
-	}
+	const uint8_t *sp = data + spyre_node_stats_offset(n);
+	uint64_t stats[SPYRE_STATS_WORDS];
+	spyre_launch_profile p;
+
+	for (int w = 0; w < SPYRE_STATS_WORDS; w++)
+		stats[w] = spyre_get_le64(sp + 8 * w);
+	spyre_profile_from_stats(&p, stats);
+	p.start_ns = spyre_get_le64(data);
+	p.end_ns = spyre_get_le64(data + 8);
+	owner_launch_retired(&n->program, index, &p);
+	owner_launch_retired(&n->caller, index, &p);
+	owner_launch_retired(&c->owner, index, &p);
+	if (spyre_trace_enabled())
+		spyre_trace_launch_cores(s->obj.dev->trace_pid, n->name, p.start_ns, &p);
 }
 
 /* Host side of a retired job. */
 static void complete(spyre_stream *s, struct spyre_completion *c)
 {
-	spyre_device *dev = s->obj.dev;
+	const struct spyre_owner *owner = &c->owner;
 	uint8_t *data = (uint8_t *)s->ring.map + ((size_t)c->slot + c->ncmds) * SPYRE_CMD_SIZE;
-	uint32_t nprof = 0, nexec = 0;
-	int trace = spyre_trace_enabled();
-	/* A replay's profiles go straight into its exec, under one lock. */
-	spyre_launch_profile *eprof = c->exec ? spyre_exec_retire_begin(c->exec, &nexec) : NULL;
+	uint32_t launches = 0;
 	int failed = 0;
 
+	if (owner->ops && owner->ops->retire_begin)
+		owner->ops->retire_begin(owner->ctx);
 	for (uint32_t i = 0; i < c->nnodes; i++) {
 		const struct spyre_node *n = &c->nodes[i];
-		uint64_t t0 = load_le64(data), t1 = load_le64(data + 8);
+		uint64_t t0 = spyre_get_le64(data), t1 = spyre_get_le64(data + 8);
 
-		if (!failed && !t1) {
+		if (!t1) {	/* this node did not finish: the job failed here */
 			stream_fault(s, n, c);
 			failed = 1;
+			break;
 		}
-		if (!failed && n->kind == NODE_LAUNCH) {
-			uint64_t stats[SPYRE_STATS_WORDS];
-			const uint8_t *sp = data + SPYRE_CMD_SIZE +
-					    (size_t)args_slots(n->nargs) * SPYRE_CMD_SIZE;
-			spyre_launch_profile local;
-			spyre_launch_profile *p = eprof && nprof < nexec ? &eprof[nprof] : &local;
-
-			for (int w = 0; w < SPYRE_STATS_WORDS; w++)
-				stats[w] = load_le64(sp + 8 * w);
-			spyre_profile_from_stats(p, stats);
-			p->start_ns = t0;
-			p->end_ns = t1;
-			if (n->profile)
-				*n->profile = *p;
-			if (n->op_prof)
-				spyre_op_prof_add(n->op_prof, p);
-			if (n->kernel)
-				spyre_kernel_record_profile(n->kernel, p);
-			nprof++;
-			if (trace)
-				spyre_trace_launch_cores(dev->trace_pid, n->name, t0, p);
-		}
-		if (!failed && trace && n->kind != NODE_MARK)
-			spyre_trace_slice(dev->trace_pid, s->trace_tid, n->name,
+		if (n->kind == NODE_LAUNCH)
+			retire_launch(s, c, n, data, launches++);
+		if (n->kind != NODE_MARK && spyre_trace_enabled())
+			spyre_trace_slice(s->obj.dev->trace_pid, s->trace_tid, n->name,
 					  n->kind == NODE_LAUNCH ? "launch" : "copy", t0, t1,
 					  n->bytes);
 		data += (size_t)spyre_node_data_slots(n) * SPYRE_CMD_SIZE;
 	}
-	if (eprof)
-		spyre_exec_retire_end(c->exec, nprof < nexec ? nprof : nexec);
+	if (owner->ops && owner->ops->retire_end)
+		owner->ops->retire_end(owner->ctx, launches);
 	if (c->dtoh_dst && !failed)
-		memcpy(c->dtoh_dst, s->stage[c->stage].bo.map, c->dtoh_bytes);
+		memcpy(c->dtoh_dst, s->stage[c->stage].gem.map, c->dtoh_bytes);
 	if (c->stage >= 0)
 		s->stage[c->stage].pending = 0;
-	release(c);
+	completion_release(c);
 }
 
 /* Run the host side of every job the card has finished (under s->lock). */
@@ -574,7 +261,7 @@ spyre_status spyre_stream_get_stage(spyre_stream *s, uint64_t bytes, int *index)
 		for (int i = 0; i < SPYRE_STAGE_COUNT; i++) {
 			struct spyre_stage *g = &s->stage[i];
 
-			if (!g->bo.handle) {
+			if (!g->gem.handle) {
 				if (empty < 0)
 					empty = i;
 				continue;
@@ -584,7 +271,7 @@ spyre_status spyre_stream_get_stage(spyre_stream *s, uint64_t bytes, int *index)
 					oldest = i;
 				continue;
 			}
-			if (g->bo.size >= bytes) {
+			if (g->gem.size >= bytes) {
 				*index = i;
 				return SPYRE_SUCCESS;
 			}
@@ -592,11 +279,11 @@ spyre_status spyre_stream_get_stage(spyre_stream *s, uint64_t bytes, int *index)
 		}
 		if (small >= 0) {
 			/* An idle one too small for this copy: replace it. */
-			spyre_bo_destroy(s->obj.dev, &s->stage[small].bo);
+			spyre_gem_destroy(s->obj.dev, &s->stage[small].gem);
 			empty = small;
 		}
 		if (empty >= 0) {
-			st = spyre_bo_create(s->obj.dev, stage_size(bytes), 0, &s->stage[empty].bo);
+			st = spyre_gem_create(s->obj.dev, stage_size(bytes), 0, &s->stage[empty].gem);
 			if (st != SPYRE_SUCCESS)
 				return st;
 			s->stage[empty].busy_until = 0;
@@ -610,151 +297,175 @@ spyre_status spyre_stream_get_stage(spyre_stream *s, uint64_t bytes, int *index)
 	}
 }
 
-spyre_status spyre_stream_submit(spyre_stream *s, struct spyre_job *job, uint64_t *point)
+
+/* ---- submit ---- */
+
+/* The record of @sub's job, holding its nodes' references from now on. */
+static struct spyre_completion *completion_new(const struct spyre_submission *sub)
 {
-	spyre_device *dev = s->obj.dev;
-	uint32_t ncmds, total, pos, bos[SPYRE_JOB_MAX_BOS];
-	uint64_t need = 0, pt;
-	struct drm_spyre_submit sub;
-	struct spyre_completion *c;
-	uint8_t *base;
-	int ret;
+	struct spyre_completion *c = calloc(1, sizeof(*c));
 
-	if (job->tmpl) {
-		total = job->tmpl->slots;
-		ncmds = job->tmpl->ncmds;
-	} else {
-		total = job_slots(job->nodes, job->nnodes, &ncmds);
-	}
-	if (!job->nnodes || total > SPYRE_JOB_MAX_SLOTS)
-		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
-				       "a job of %u operations needs %u command slots; at most %u",
-				       job->nnodes, total, SPYRE_JOB_MAX_SLOTS);
-	c = calloc(1, sizeof(*c));
 	if (!c)
-		return spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY, "no memory for a job");
+		return NULL;
+	c->nnodes = sub->nnodes;
+	c->stage = sub->stage;
+	c->dtoh_dst = sub->dtoh_dst;
+	c->dtoh_bytes = sub->dtoh_bytes;
+	c->owner = sub->owner;
+	if (sub->owner.ops) {
+		c->nodes = (struct spyre_node *)sub->nodes;	/* kept alive by the owner */
+		return c;
+	}
+	c->nodes = malloc(sizeof(*c->nodes) * sub->nnodes);
+	if (!c->nodes) {
+		free(c);
+		return NULL;
+	}
+	memcpy(c->nodes, sub->nodes, sizeof(*c->nodes) * sub->nnodes);
+	return c;
+}
 
-	/* Ring space: wrap rather than split; wait for the jobs that used it. */
+/* @total ring slots at *pos: wrap rather than split; wait for the jobs that used them. */
+static spyre_status ring_reserve(spyre_stream *s, uint32_t total, uint32_t *pos)
+{
+	uint64_t need = 0;
+
 	if (s->ring_pos + total > SPYRE_RING_SLOTS)
 		s->ring_pos = 0;
-	pos = s->ring_pos;
-	for (uint32_t i = pos; i < pos + total; i++)
+	*pos = s->ring_pos;
+	for (uint32_t i = *pos; i < *pos + total; i++)
 		if (s->slot_point[i] > need)
 			need = s->slot_point[i];
-	if (need > s->retired) {
-		spyre_status st = wait_locked(s, need);
+	return need > s->retired ? wait_locked(s, need) : SPYRE_SUCCESS;
+}
 
-		if (st != SPYRE_SUCCESS) {
-			free(c);
-			return st;
-		}
+static void ring_write(spyre_stream *s, const struct spyre_submission *sub, uint32_t pos)
+{
+	uint8_t *base = (uint8_t *)s->ring.map + (size_t)pos * SPYRE_CMD_SIZE;
+	uint64_t va = s->ring.va + (uint64_t)pos * SPYRE_CMD_SIZE;
+
+	if (sub->tmpl)
+		spyre_template_place(sub->tmpl, base, va);
+	else
+		spyre_job_encode(sub->nodes, sub->nnodes, base, va);
+}
+
+/* The SUBMIT ioctl for the job at ring slot @pos, signalling point @pt. */
+static spyre_status submit_ioctl(spyre_stream *s, struct spyre_submission *sub, uint32_t pos,
+				 uint32_t ncmds, uint64_t pt, uint64_t *job_id)
+{
+	spyre_device *dev = s->obj.dev;
+	struct drm_spyre_submit req;
+	int ret;
+
+	/* The ring and the staging buffer join the list once. */
+	spyre_bo_list_add_reserved(&sub->bos, s->ring.handle);
+	if (sub->stage >= 0)
+		spyre_bo_list_add_reserved(&sub->bos, s->stage[sub->stage].gem.handle);
+	memset(&req, 0, sizeof(req));
+	req.queue = s->queue;
+	req.commands = s->ring.va + (uint64_t)pos * SPYRE_CMD_SIZE;
+	req.command_count = ncmds;
+	req.bo_handles = (uintptr_t)sub->bos.handles;
+	req.bo_count = sub->bos.count;
+	req.in_syncobjs = sub->in_syncobj ? (uintptr_t)&sub->in_syncobj : 0;
+	req.in_syncobj_count = sub->in_syncobj ? 1 : 0;
+	req.out_syncobj = s->syncobj;
+	req.out_syncobj_point = pt;
+	ret = spyre_ioctl(dev->fd, DRM_IOCTL_SPYRE_SUBMIT, &req);
+	if (ret == -ECANCELED) {
+		atomic_store(&dev->lost, 1);
+		return spyre_device_check_alive(dev);
 	}
-
-	base = (uint8_t *)s->ring.map + (size_t)pos * SPYRE_CMD_SIZE;
-	if (job->tmpl) {
-		uint64_t va = s->ring.va + (uint64_t)pos * SPYRE_CMD_SIZE;
-
-		memcpy(base, job->tmpl->bytes, (size_t)total * SPYRE_CMD_SIZE);
-		for (uint32_t i = 0; i < job->tmpl->nrelocs; i++)
-			add_le64(base + job->tmpl->relocs[i], va);
-	} else {
-		encode_job(job->nodes, job->nnodes, base,
-			   s->ring.va + (uint64_t)pos * SPYRE_CMD_SIZE);
-	}
-
-	memcpy(bos, job->bos, job->nbos * sizeof(bos[0]));
-	{
-		struct spyre_job tmp;
-		uint32_t n = job->nbos;
-
-		/* Ring and staging buffer join the list once. */
-		tmp.nbos = 0;
-		for (uint32_t i = 0; i < n; i++)
-			tmp.bos[tmp.nbos++] = bos[i];
-		spyre_job_add_bo(&tmp, s->ring.handle);
-		if (job->stage >= 0)
-			spyre_job_add_bo(&tmp, s->stage[job->stage].bo.handle);
-		memcpy(bos, tmp.bos, tmp.nbos * sizeof(bos[0]));
-		n = tmp.nbos;
-		memset(&sub, 0, sizeof(sub));
-		sub.bo_count = n;
-	}
-	pt = s->submitted + 1;
-	sub.queue = s->queue;
-	sub.commands = s->ring.va + (uint64_t)pos * SPYRE_CMD_SIZE;
-	sub.command_count = ncmds;
-	sub.bo_handles = (uintptr_t)bos;
-	sub.in_syncobjs = job->in_syncobj ? (uintptr_t)&job->in_syncobj : 0;
-	sub.in_syncobj_count = job->in_syncobj ? 1 : 0;
-	sub.out_syncobj = s->syncobj;
-	sub.out_syncobj_point = pt;
-	ret = spyre_ioctl(dev->fd, DRM_IOCTL_SPYRE_SUBMIT, &sub);
-	if (ret) {
-		free(c);
-		if (ret == -ECANCELED) {
-			atomic_store(&dev->lost, 1);
-			return spyre_device_check_alive(dev);
-		}
+	if (ret)
 		return spyre_set_error(spyre_status_from_errno(-ret), "%s: submit: %s",
 				       dev->props.devnode, strerror(-ret));
-	}
-	s->submitted = pt;
-	for (uint32_t i = pos; i < pos + total; i++)
-		s->slot_point[i] = pt;
-	s->ring_pos = pos + total;
+	*job_id = req.job_id;
+	return SPYRE_SUCCESS;
+}
 
-	c->point = pt;
-	c->job_id = sub.job_id;
-	c->slot = pos;
-	c->ncmds = ncmds;
-	c->nnodes = job->nnodes;
-	c->stage = job->stage;
-	c->dtoh_dst = job->dtoh_dst;
-	c->dtoh_bytes = job->dtoh_bytes;
-	c->exec = job->exec;
-	if (job->exec) {
-		c->nodes = job->nodes;	/* the exec's, kept alive by its reference */
-	} else {
-		c->nodes = malloc(sizeof(*c->nodes) * job->nnodes);
-		if (!c->nodes) {
-			/* Submitted: wait so nothing is lost, then drop the refs. */
-			wait_timeline(s, pt);
-			for (uint32_t i = 0; i < job->nnodes; i++) {
-				if (job->nodes[i].kernel)
-					spyre_kernel_put(job->nodes[i].kernel);
-				if (job->nodes[i].kind == NODE_LAUNCH && job->nodes[i].op_prof)
-					spyre_op_prof_put(job->nodes[i].op_prof);
-			}
-			c->nnodes = 0;
-		} else {
-			memcpy(c->nodes, job->nodes, sizeof(*c->nodes) * job->nnodes);
-		}
-	}
-	if (job->stage >= 0) {
-		s->stage[job->stage].busy_until = pt;
-		s->stage[job->stage].pending = job->dtoh_dst != NULL;
+/* The job is on the card: account for its slots, stage and completion. */
+static void track(spyre_stream *s, struct spyre_completion *c, uint32_t total)
+{
+	s->submitted = c->point;
+	for (uint32_t i = c->slot; i < c->slot + total; i++)
+		s->slot_point[i] = c->point;
+	s->ring_pos = c->slot + total;
+	if (c->stage >= 0) {
+		s->stage[c->stage].busy_until = c->point;
+		s->stage[c->stage].pending = c->dtoh_dst != NULL;
 	}
 	if (s->pending_tail)
 		s->pending_tail->next = c;
 	else
 		s->pending_head = c;
 	s->pending_tail = c;
+}
+
+static spyre_status submit(spyre_stream *s, struct spyre_submission *sub, uint64_t *point)
+{
+	uint32_t ncmds, total;
+	struct spyre_completion *c;
+	spyre_status st;
+
+	total = sub->tmpl ? sub->tmpl->slots : spyre_job_slots(sub->nodes, sub->nnodes, &ncmds);
+	if (sub->tmpl)
+		ncmds = sub->tmpl->ncmds;
+	if (!sub->nnodes || total > SPYRE_JOB_MAX_SLOTS) {
+		submission_release(sub);
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+				       "a job of %u operations needs %u command slots; at most %u",
+				       sub->nnodes, total, SPYRE_JOB_MAX_SLOTS);
+	}
+	/* Allocated before the job exists, so running out of memory loses nothing. */
+	c = completion_new(sub);
+	if (!c) {
+		submission_release(sub);
+		return spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY, "no memory for a job");
+	}
+	c->point = s->submitted + 1;
+	c->ncmds = ncmds;
+	st = ring_reserve(s, total, &c->slot);
+	if (st == SPYRE_SUCCESS) {
+		ring_write(s, sub, c->slot);
+		st = submit_ioctl(s, sub, c->slot, ncmds, c->point, &c->job_id);
+	}
+	if (st != SPYRE_SUCCESS) {
+		completion_release(c);
+		free(c);
+		return st;
+	}
+	track(s, c, total);
 	spyre_log(SPYRE_LOG_DEBUG, "stream %u: job %llu, %u operations, queue %u", s->trace_tid,
-		  (unsigned long long)pt, job->nnodes, s->queue);
+		  (unsigned long long)c->point, sub->nnodes, s->queue);
 	if (point)
-		*point = pt;
-	if (job->event &&
-	    drmSyncobjTransfer(dev->fd, job->event->syncobj, 0, s->syncobj, pt, 0))
-		/* The timestamp job runs, but the event cannot be waited for. */
+		*point = c->point;
+	if (sub->signal_syncobj &&
+	    drmSyncobjTransfer(s->obj.dev->fd, sub->signal_syncobj, 0, s->syncobj, c->point, 0))
+		/* The job runs, but its fence cannot be waited for there. */
 		return spyre_set_error(spyre_status_from_errno(errno),
-				       "event record: moving the job's fence into the event: %s",
-				       strerror(errno));
+				       "moving the job's fence into a syncobj: %s", strerror(errno));
 	return SPYRE_SUCCESS;
 }
 
+spyre_status spyre_stream_queue(spyre_stream *s, struct spyre_submission *sub, uint64_t *point)
+{
+	spyre_status st;
+
+	if (point)
+		*point = 0;
+	if (!s->capture)
+		return submit(s, sub, point);
+	st = s->capture->add(s->capture, sub);	/* takes its own references */
+	submission_release(sub);
+	return st;
+}
+
+static void stream_destroy_obj(struct spyre_obj *obj);
+
 static atomic_uint next_tid = 1;
 
-spyre_status spyre_stream_new(spyre_device *dev, int priority, int internal, spyre_stream **out)
+static spyre_status stream_new(spyre_device *dev, int priority, int internal, spyre_stream **out)
 {
 	spyre_stream *s = calloc(1, sizeof(*s));
 	spyre_status st;
@@ -778,7 +489,7 @@ spyre_status spyre_stream_new(spyre_device *dev, int priority, int internal, spy
 		free(s);
 		return st;
 	}
-	st = spyre_bo_create(dev, (uint64_t)SPYRE_RING_SLOTS * SPYRE_CMD_SIZE, 0, &s->ring);
+	st = spyre_gem_create(dev, (uint64_t)SPYRE_RING_SLOTS * SPYRE_CMD_SIZE, 0, &s->ring);
 	if (st != SPYRE_SUCCESS) {
 		drmSyncobjDestroy(dev->fd, s->syncobj);
 		free(s->slot_point);
@@ -796,7 +507,7 @@ spyre_status spyre_stream_new(spyre_device *dev, int priority, int internal, spy
 }
 
 /* Wait for everything, run the host side, release the stream's resources. */
-void spyre_stream_free(spyre_stream *s)
+static void stream_free(spyre_stream *s)
 {
 	spyre_device *dev = s->obj.dev;
 
@@ -808,16 +519,15 @@ void spyre_stream_free(spyre_stream *s)
 		struct spyre_completion *c = s->pending_head;
 
 		s->pending_head = c->next;
-		release(c);
+		completion_release(c);
 		free(c);
 	}
 	if (s->capture)
-		spyre_graph_free_captured(s->capture);
+		s->capture->discard(s->capture);
 	pthread_mutex_unlock(&s->lock);
 	for (int i = 0; i < SPYRE_STAGE_COUNT; i++)
-		if (s->stage[i].bo.handle)
-			spyre_bo_destroy(dev, &s->stage[i].bo);
-	spyre_bo_destroy(dev, &s->ring);
+		spyre_gem_destroy(dev, &s->stage[i].gem);
+	spyre_gem_destroy(dev, &s->ring);
 	drmSyncobjDestroy(dev->fd, s->syncobj);
 	pthread_mutex_destroy(&s->lock);
 	free(s->slot_point);
@@ -831,21 +541,19 @@ SPYRE_EXPORT spyre_status spyre_stream_create(spyre_device *dev, int priority, s
 	if (!s)
 		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "stream pointer is NULL");
 	*s = NULL;
-	if (!dev)
-		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "device is NULL");
-	if (!spyre_handle_live(&dev->objects, SPYRE_KIND_DEVICE, 0))
-		return spyre_set_error(SPYRE_ERROR_INVALID_HANDLE, "device %p is not open",
-				       (void *)dev);
+	st = spyre_device_check(dev);
+	if (st != SPYRE_SUCCESS)
+		return st;
 	if (priority < 0 || priority >= DRM_SPYRE_NUM_QUEUES)
 		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
 				       "priority %d is not 0 .. %d", priority,
 				       DRM_SPYRE_NUM_QUEUES - 1);
 	st = spyre_device_check_alive(dev);
 	if (st == SPYRE_SUCCESS)
-		st = spyre_stream_new(dev, priority, 0, s);
+		st = stream_new(dev, priority, 0, s);
 	if (st != SPYRE_SUCCESS)
 		return st;
-	spyre_device_link(dev, &(*s)->obj, SPYRE_KIND_STREAM);
+	spyre_device_link(dev, &(*s)->obj, SPYRE_KIND_STREAM, stream_destroy_obj);
 	return spyre_done(SPYRE_SUCCESS);
 }
 
@@ -864,8 +572,31 @@ SPYRE_EXPORT spyre_status spyre_stream_destroy(spyre_stream *s)
 	retire_locked(s);
 	st = fault_status(s);
 	pthread_mutex_unlock(&s->lock);
-	spyre_stream_free(s);
+	stream_free(s);
 	return spyre_done(st);
+}
+
+static void stream_destroy_obj(struct spyre_obj *obj)
+{
+	spyre_stream_destroy((spyre_stream *)obj);
+}
+
+spyre_status spyre_stream_internal(spyre_device *dev, spyre_stream **s)
+{
+	spyre_status st = SPYRE_SUCCESS;
+	spyre_stream *made = NULL;
+
+	pthread_mutex_lock(&dev->lock);
+	if (!dev->internal) {
+		st = stream_new(dev, SPYRE_STREAM_PRIORITY_NORMAL, 1, &dev->internal);
+		made = dev->internal;
+	}
+	*s = dev->internal;
+	pthread_mutex_unlock(&dev->lock);
+	/* Closed with the device's other streams. */
+	if (made)
+		spyre_device_link(dev, &made->obj, SPYRE_KIND_STREAM, stream_destroy_obj);
+	return st;
 }
 
 SPYRE_EXPORT spyre_status spyre_stream_synchronize(spyre_stream *s)

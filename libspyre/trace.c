@@ -7,12 +7,15 @@
  * rewritten at device close, at spyre_trace_flush() and at exit.
  */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "discover.h"
+#include "error.h"
+#include "trace.h"
 
 #define CORE_TID_BASE 100000u
 

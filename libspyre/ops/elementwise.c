@@ -6,7 +6,7 @@
  */
 #include <math.h>
 
-#include "../internal.h"
+#include "../error.h"
 #include "plan.h"
 
 static const struct {

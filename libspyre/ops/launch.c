@@ -6,8 +6,9 @@
  * mutex; each entry has its own mutex held across set_arg + launch, since
  * a kernel's arguments are shared state, and a count of the calls using
  * it, so that spyre_ops_cache_clear() from another thread never frees an
- * entry under a call.  spyre_device_close() drops the device's entries
- * (their kernels and scratch buffer) before it frees the rest.
+ * entry under a call.  A close hook on each device the cache serves drops
+ * its entries (their kernels and scratch buffer) when the device closes,
+ * once its streams are done and before the rest is freed.
  *
  * An entry's scratch buffer (the unfused MLP's h) is shared by every
  * stream that runs the entry.  That is safe because one call's launches
@@ -22,7 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../internal.h"
+#include "../device.h"
+#include "../error.h"
+#include "../kernel.h"
 #include "ops_internal.h"
 
 enum op_kind { K_MATMUL, K_ELTWISE, K_SOFTMAX, K_NORM, K_MLP, K_TRANSPOSE, K_PERMUTE };
@@ -111,7 +114,7 @@ SPYRE_EXPORT spyre_status spyre_ops_cache_clear(spyre_device *dev)
 }
 
 /* spyre_device_close(): the device's programs and scratch go first. */
-void spyre_ops_device_closing(spyre_device *dev)
+static void device_closing(spyre_device *dev)
 {
 	cache_drop(dev);
 }
@@ -126,7 +129,19 @@ SPYRE_EXPORT spyre_status spyre_ops_profile_next(spyre_op_profile *profile)
 	return spyre_done(SPYRE_SUCCESS);
 }
 
-struct spyre_op_prof *spyre_op_prof_new(spyre_op_profile *dst)
+/*
+ * An op call's profile while its launches run: each launch adds its
+ * statistics when it retires; the last reference (the call's own, or a
+ * retired launch's) writes *dst if every launch was profiled.
+ */
+struct spyre_op_prof {
+	_Atomic unsigned refs;
+	unsigned expected;		/* launches the op queued */
+	spyre_op_profile acc;
+	spyre_op_profile *dst;
+};
+
+static struct spyre_op_prof *op_prof_new(spyre_op_profile *dst)
 {
 	struct spyre_op_prof *p = calloc(1, sizeof(*p));
 
@@ -138,9 +153,12 @@ struct spyre_op_prof *spyre_op_prof_new(spyre_op_profile *dst)
 }
 
 /* Under the stream's lock: one op's launches are all on one stream. */
-void spyre_op_prof_add(struct spyre_op_prof *p, const spyre_launch_profile *lp)
+static void op_prof_launch_retired(void *ctx, uint32_t index, const spyre_launch_profile *lp)
 {
+	struct spyre_op_prof *p = ctx;
 	spyre_launch_profile *t = &p->acc.total;
+
+	(void)index;
 
 	if (!p->acc.launches || lp->start_ns < t->start_ns)
 		t->start_ns = lp->start_ns;
@@ -159,14 +177,32 @@ void spyre_op_prof_add(struct spyre_op_prof *p, const spyre_launch_profile *lp)
 	p->acc.launches++;
 }
 
-void spyre_op_prof_put(struct spyre_op_prof *p)
+static void op_prof_put(void *ctx)
 {
+	struct spyre_op_prof *p = ctx;
+
 	if (atomic_fetch_sub(&p->refs, 1) != 1)
 		return;
 	if (p->expected && p->acc.launches == p->expected)
 		*p->dst = p->acc;
 	free(p);
 }
+
+/* A queued launch of the call (a captured one is dropped, so expected
+ * then exceeds what retires and nothing is written). */
+static void op_prof_get(void *ctx)
+{
+	struct spyre_op_prof *p = ctx;
+
+	atomic_fetch_add(&p->refs, 1);
+	p->expected++;
+}
+
+static const struct spyre_owner_ops op_prof_owner_ops = {
+	.get = op_prof_get,
+	.put = op_prof_put,
+	.launch_retired = op_prof_launch_retired,
+};
 
 static spyre_status generate(const struct op_key *k, struct ops_plan *plan)
 {
@@ -209,7 +245,9 @@ static spyre_status entry_create(const struct op_key *k, struct op_entry **out)
 		return spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY, "op cache: out of memory");
 	e->key = *k;
 	pthread_mutex_init(&e->lock, NULL);
-	st = generate(k, &plan);
+	st = spyre_device_on_close(k->dev, device_closing);
+	if (!st)
+		st = generate(k, &plan);
 	if (!st) {
 		e->kernels = calloc(plan.num_launches, sizeof(*e->kernels));
 		e->launches = calloc(plan.num_launches, sizeof(*e->launches));
@@ -350,7 +388,7 @@ static spyre_status run_op(const char *fn, spyre_stream *s, struct op_key *k,
 	}
 	if ((st = entry_get(k, &e)))
 		return st;
-	if (want && !(prof = spyre_op_prof_new(want))) {
+	if (want && !(prof = op_prof_new(want))) {
 		entry_put(e);
 		return spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
 	}
@@ -373,14 +411,16 @@ static spyre_status run_op(const char *fn, spyre_stream *s, struct op_key *k,
 						     fn, a, l->arg[a]);
 		}
 		if (!st)
-			st = spyre_kernel_launch_op(s, e->kernels[i], prof);
+			st = spyre_kernel_launch_for(s, e->kernels[i],
+						     prof ? &(struct spyre_owner){ &op_prof_owner_ops,
+										   prof } : NULL);
 	}
 	pthread_mutex_unlock(&e->lock);
 	entry_put(e);
 	if (prof) {
 		if (st)
 			prof->expected = 0;	/* not every launch queued: write nothing */
-		spyre_op_prof_put(prof);
+		op_prof_put(prof);
 	}
 	return st;
 }

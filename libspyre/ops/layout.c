@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "../internal.h"
+#include "../error.h"
 #include "spyre/spyre_ops.h"
 #include "ops_internal.h"
 

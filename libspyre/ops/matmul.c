@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../internal.h"
+#include "../error.h"
 #include "plan.h"
 
 uint8_t ops_act_opcode(spyre_act act)

@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../internal.h"
+#include "../error.h"
 #include "plan.h"
 
 #define OPS_MLP_FUSED_MIN_ROWS	65

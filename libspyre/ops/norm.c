@@ -5,7 +5,7 @@
  */
 #include <math.h>
 
-#include "../internal.h"
+#include "../error.h"
 #include "plan.h"
 
 static spyre_status check_xy(const char *fn, const spyre_layout *x, const spyre_layout *y)

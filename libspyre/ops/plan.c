@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../internal.h"
+#include "../error.h"
 #include "plan.h"
 
 void ops_plan_free(struct ops_plan *plan)

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../internal.h"
+#include "../error.h"
 #include "plan.h"
 
 #define TILE		64

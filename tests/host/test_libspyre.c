@@ -12,8 +12,12 @@
 #include "spyre_program.h"
 #include "tap.h"
 #ifdef SPYRE_TEST_INTERNALS
-#include "internal.h"
-#include "spyre_regs.h"
+#include "discover.h"
+#include "encode.h"
+#include "error.h"
+#include "object.h"
+#include "spyre_cmd.h"
+#include "trace.h"
 #endif
 
 #define LAST_STATUS SPYRE_ERROR_CAPTURE
@@ -286,14 +290,7 @@ TEST(trace_flush_without_spyre_trace_does_nothing)
 }
 
 #ifdef SPYRE_TEST_INTERNALS
-static uint64_t le64_at(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int b = 7; b >= 0; b--)
-		v = v << 8 | p[b];
-	return v;
-}
+#define le64_at spyre_get_le64
 
 /* A launch node: [TIMESTAMP t0][LAUNCH][TIMESTAMP t1], then its data slots. */
 TEST(internal_launch_node_layout)

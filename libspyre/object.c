@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
- * The registry of live objects: every handle a caller passes is looked up
- * here before it is dereferenced, so a freed or made-up pointer is an error
- * code, never a use-after-free.  An open-addressing hash set keyed by
- * pointer, under one mutex.
+ * Runtime objects.  The registry of live objects: every handle a caller
+ * passes is looked up here before it is dereferenced, so a freed or
+ * made-up pointer is an error code, never a use-after-free (an
+ * open-addressing hash set keyed by pointer, under one mutex).  And each
+ * device's list of its objects, which closing the device empties.
  */
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "error.h"
+#include "gem.h"
+#include "object.h"
 
 struct slot {
 	const struct spyre_obj *obj;	/* NULL: empty; TOMB: deleted */
@@ -150,11 +153,17 @@ int spyre_handle_with(const void *p, enum spyre_kind kind, uint64_t id,
 }
 
 static const char *const kind_names[] = {
+	[0] = "dead object",
 	[SPYRE_KIND_BUFFER] = "buffer", [SPYRE_KIND_STREAM] = "stream",
 	[SPYRE_KIND_EVENT] = "event", [SPYRE_KIND_KERNEL] = "kernel",
 	[SPYRE_KIND_GRAPH] = "graph", [SPYRE_KIND_EXEC] = "graph exec",
 	[SPYRE_KIND_DEVICE] = "device",
 };
+
+const char *spyre_kind_name(enum spyre_kind kind)
+{
+	return kind_names[kind];
+}
 
 spyre_status spyre_handle_check(const void *p, enum spyre_kind kind, const char *what)
 {
@@ -165,4 +174,54 @@ spyre_status spyre_handle_check(const void *p, enum spyre_kind kind, const char 
 				       "%s %p is not a live %s (freed or destroyed?)", what, p,
 				       kind_names[kind]);
 	return SPYRE_SUCCESS;
+}
+
+spyre_status spyre_device_check(spyre_device *dev)
+{
+	if (!dev)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "device is NULL");
+	if (!spyre_handle_live(&dev->objects, SPYRE_KIND_DEVICE, 0))
+		return spyre_set_error(SPYRE_ERROR_INVALID_HANDLE, "device %p is not open",
+				       (void *)dev);
+	return SPYRE_SUCCESS;
+}
+
+void spyre_device_link(spyre_device *dev, struct spyre_obj *obj, enum spyre_kind kind,
+		       void (*destroy)(struct spyre_obj *obj))
+{
+	obj->destroy = destroy;
+	spyre_handle_add(obj, kind, dev);
+	pthread_mutex_lock(&dev->lock);
+	obj->next = &dev->objects;
+	obj->prev = dev->objects.prev;
+	dev->objects.prev->next = obj;
+	dev->objects.prev = obj;
+	pthread_mutex_unlock(&dev->lock);
+}
+
+void spyre_device_unlink(struct spyre_obj *obj)
+{
+	spyre_device *dev = obj->dev;
+
+	spyre_handle_remove(obj);
+	pthread_mutex_lock(&dev->lock);
+	obj->prev->next = obj->next;
+	obj->next->prev = obj->prev;
+	obj->next = obj->prev = obj;
+	pthread_mutex_unlock(&dev->lock);
+}
+
+int spyre_device_va_mapped(spyre_device *dev, uint64_t va)
+{
+	struct spyre_obj *o;
+	int found = 0;
+
+	pthread_mutex_lock(&dev->lock);
+	for (o = dev->objects.next; o != &dev->objects && !found; o = o->next) {
+		const struct spyre_gem *gem = o->gem;
+
+		found = gem && gem->handle && va >= gem->va && va - gem->va < gem->size;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return found;
 }

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: MIT
+/* The driver interface: ioctls, GEM buffers, SUBMIT lists, job records. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <xf86drm.h>
+
+#include "driver.h"
+#include "error.h"
+
+int spyre_ioctl(int fd, unsigned long request, void *arg)
+{
+	return drmIoctl(fd, request, arg) ? -errno : 0;
+}
+
+static void gem_close(spyre_device *dev, uint32_t handle)
+{
+	struct drm_gem_close cl;
+
+	memset(&cl, 0, sizeof(cl));
+	cl.handle = handle;
+	spyre_ioctl(dev->fd, DRM_IOCTL_GEM_CLOSE, &cl);
+}
+
+/* Size the new buffer and map it for the CPU if @mappable; 0 or -errno. */
+static int gem_info_map(spyre_device *dev, struct spyre_gem *gem, uint32_t handle, int mappable)
+{
+	struct drm_spyre_bo_info i;
+	int ret;
+
+	memset(&i, 0, sizeof(i));
+	i.handle = handle;
+	ret = spyre_ioctl(dev->fd, DRM_IOCTL_SPYRE_BO_INFO, &i);
+	if (ret)
+		return ret;
+	gem->size = i.size;
+	if (!mappable)
+		return 0;
+	gem->map = mmap(NULL, i.size, PROT_READ | PROT_WRITE, MAP_SHARED, dev->fd,
+			(off_t)i.mmap_offset);
+	if (gem->map == MAP_FAILED) {
+		gem->map = NULL;
+		return -errno;
+	}
+	return 0;
+}
+
+spyre_status spyre_gem_create(spyre_device *dev, uint64_t size, uint32_t flags,
+			      struct spyre_gem *gem)
+{
+	struct drm_spyre_bo_create c;
+	spyre_status st;
+	int ret;
+
+	memset(gem, 0, sizeof(*gem));
+	memset(&c, 0, sizeof(c));
+	c.size = size;
+	c.flags = flags;
+	ret = spyre_ioctl(dev->fd, DRM_IOCTL_SPYRE_BO_CREATE, &c);
+	if (ret) {
+		st = ret == -ENOMEM && (flags & DRM_SPYRE_BO_DEVICE) ?
+			SPYRE_ERROR_OUT_OF_DEVICE_MEMORY : spyre_status_from_errno(-ret);
+		return spyre_set_error(st, "%s: creating a %llu-byte %s buffer: %s",
+				       dev->props.devnode, (unsigned long long)size,
+				       flags & DRM_SPYRE_BO_DEVICE ? "device" : "host",
+				       strerror(-ret));
+	}
+	ret = gem_info_map(dev, gem, c.handle,
+			   !(flags & DRM_SPYRE_BO_DEVICE) || (flags & DRM_SPYRE_BO_MAPPABLE));
+	if (ret) {
+		gem_close(dev, c.handle);
+		memset(gem, 0, sizeof(*gem));
+		return spyre_set_error(spyre_status_from_errno(-ret), "%s: mapping a buffer: %s",
+				       dev->props.devnode, strerror(-ret));
+	}
+	gem->handle = c.handle;
+	gem->va = c.device_addr;
+	return SPYRE_SUCCESS;
+}
+
+void spyre_gem_destroy(spyre_device *dev, struct spyre_gem *gem)
+{
+	if (gem->map)
+		munmap(gem->map, gem->size);
+	if (gem->handle) {
+		struct drm_spyre_bo_wait w;
+
+		/*
+		 * The driver unmaps a buffer from this open's address space when
+		 * its handle closes, even under queued jobs, and may then give the
+		 * addresses to a new buffer: let every job using it finish first.
+		 */
+		memset(&w, 0, sizeof(w));
+		w.handle = gem->handle;
+		w.timeout_ns = INT64_MAX;
+		spyre_ioctl(dev->fd, DRM_IOCTL_SPYRE_BO_WAIT, &w);
+		gem_close(dev, gem->handle);
+	}
+	memset(gem, 0, sizeof(*gem));
+}
+
+void spyre_bo_list_add_reserved(struct spyre_bo_list *list, uint32_t handle)
+{
+	for (uint32_t i = 0; i < list->count; i++)
+		if (list->handles[i] == handle)
+			return;
+	list->handles[list->count++] = handle;
+}
+
+spyre_status spyre_bo_list_add(struct spyre_bo_list *list, uint32_t handle, const char *what)
+{
+	for (uint32_t i = 0; i < list->count; i++)
+		if (list->handles[i] == handle)
+			return SPYRE_SUCCESS;
+	if (list->count >= SPYRE_SUBMIT_USER_BOS)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+				       "a %s may use at most %d buffers", what,
+				       SPYRE_SUBMIT_USER_BOS);
+	list->handles[list->count++] = handle;
+	return SPYRE_SUCCESS;
+}
+
+uint32_t spyre_driver_job_status(spyre_device *dev, uint32_t handle)
+{
+	struct drm_spyre_bo_wait w;
+
+	memset(&w, 0, sizeof(w));
+	w.handle = handle;
+	w.timeout_ns = 0;
+	if (spyre_ioctl(dev->fd, DRM_IOCTL_SPYRE_BO_WAIT, &w))
+		return DRM_SPYRE_JOB_STATUS_FAILED;
+	return w.job_status;
+}
+
+int spyre_driver_fault_record(spyre_device *dev, uint32_t queue, uint64_t job_id,
+			      struct drm_spyre_fault *out)
+{
+	struct drm_spyre_faults fl;
+	struct drm_spyre_query q;
+
+	memset(&q, 0, sizeof(q));
+	memset(&fl, 0, sizeof(fl));
+	q.param = DRM_SPYRE_QUERY_FAULTS;
+	q.size = sizeof(fl);
+	q.data = (uintptr_t)&fl;
+	if (spyre_ioctl(dev->fd, DRM_IOCTL_SPYRE_QUERY, &q))
+		return 0;	/* an older driver */
+	for (uint32_t i = fl.num_faults; i > 0 && i <= DRM_SPYRE_MAX_FAULTS; i--) {
+		if (fl.faults[i - 1].job_id == job_id && fl.faults[i - 1].queue == queue) {
+			*out = fl.faults[i - 1];
+			return 1;
+		}
+	}
+	return 0;
+}

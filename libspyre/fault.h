@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/* A failed job in words (fault.c): what failed, where, and why. */
+#ifndef SPYRE_FAULT_H
+#define SPYRE_FAULT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "encode.h"
+#include "object.h"
+
+/* Where a job failed: its stream, its place on the timeline, its node. */
+struct spyre_fault_site {
+	uint32_t queue;
+	uint32_t stream_tid;		/* the stream's number in messages and traces */
+	uint64_t point;			/* the job's point on the stream's timeline */
+	uint64_t job_id;		/* the driver's, from SUBMIT */
+	const struct spyre_node *node;	/* the first node whose end was not stamped */
+};
+
+/*
+ * Fill @info and @detail for a job that ended with driver status
+ * @job_status (DRM_SPYRE_JOB_STATUS_*): asks the driver for its fault
+ * record, else guesses from the device's live buffers.
+ */
+void spyre_fault_explain(spyre_device *dev, const struct spyre_fault_site *site,
+			 uint32_t job_status, spyre_fault_info *info, char *detail,
+			 size_t detail_size);
+
+#endif /* SPYRE_FAULT_H */

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/* Buffers and copies (memory.c). */
+#ifndef SPYRE_MEMORY_H
+#define SPYRE_MEMORY_H
+
+#include "gem.h"
+#include "object.h"
+
+struct spyre_buffer {
+	struct spyre_obj obj;
+	struct spyre_gem gem;
+	uint64_t bytes;			/* requested size */
+	uint32_t flags;			/* SPYRE_MEM_* */
+};
+
+/* The live SPYRE_MEM_HOST buffer of @dev whose mapping holds [p, p + bytes). */
+spyre_buffer *spyre_host_buffer_find(spyre_device *dev, const void *p, uint64_t bytes,
+				     uint64_t *offset);
+
+#endif /* SPYRE_MEMORY_H */
