@@ -153,6 +153,17 @@ static uint32_t spyre_queue_state(const SpyreQueue *q)
                                             : SPYRE_QSTATE_IDLE;
 }
 
+static bool spyre_decode(hwaddr addr, hwaddr base, hwaddr stride, int count,
+                         int *index, hwaddr *off)
+{
+    if (addr < base || addr >= base + stride * count) {
+        return false;
+    }
+    *index = (addr - base) / stride;
+    *off = (addr - base) % stride;
+    return true;
+}
+
 /*
  * The spyre_*_peek functions: what a read of a register returns, without
  * the side effects of a guest read (spyre_reg_read_locked adds those); false
@@ -354,12 +365,20 @@ static bool spyre_mmu_peek(const SpyreState *s, hwaddr addr, uint64_t *val)
     return false;
 }
 
-/* Telemetry; TEMP_MC and POWER_MW as of the last model update. */
+/* Telemetry, CORE_BUSY included; TEMP_MC and POWER_MW as last modelled. */
 static bool spyre_telemetry_peek(const SpyreState *s, hwaddr addr,
                                  uint64_t *val)
 {
+    hwaddr off;
     uint64_t t;
+    int c;
 
+    if (spyre_decode(addr, SPYRE_REG_CORE_BUSY_LO(0), 8, SPYRE_NUM_CORES,
+                     &c, &off)) {
+        *val = off ? s->core_busy_cycles[c] >> 32
+                   : (uint32_t)s->core_busy_cycles[c];
+        return true;
+    }
     switch (addr) {
     case SPYRE_REG_TEMP_MC:
         *val = s->temp_c * 1000.0;
@@ -434,17 +453,6 @@ static bool spyre_global_peek(const SpyreState *s, hwaddr addr,
     return false;
 }
 
-static bool spyre_decode(hwaddr addr, hwaddr base, hwaddr stride, int count,
-                         int *index, hwaddr *off)
-{
-    if (addr < base || addr >= base + stride * count) {
-        return false;
-    }
-    *index = (addr - base) / stride;
-    *off = (addr - base) % stride;
-    return true;
-}
-
 static bool spyre_reg_peek(const SpyreState *s, hwaddr addr, uint64_t *val)
 {
     hwaddr off;
@@ -472,9 +480,7 @@ static bool spyre_reg_exists(const SpyreState *s, hwaddr addr)
 /* A guest read: the register's value and the side effects of reading it. */
 static bool spyre_reg_read_locked(SpyreState *s, hwaddr addr, uint64_t *val)
 {
-    hwaddr off;
     int64_t t;
-    int i;
 
     switch (addr) {
     case SPYRE_REG_TIME_LO:
@@ -487,12 +493,6 @@ static bool spyre_reg_read_locked(SpyreState *s, hwaddr addr, uint64_t *val)
     case SPYRE_REG_POWER_MW:
         spyre_telemetry_update_locked(s);
         break;
-    }
-    if (spyre_decode(addr, SPYRE_REG_CORE_BUSY_LO(0), 8, SPYRE_NUM_CORES,
-                     &i, &off)) {
-        *val = off ? s->core_busy_cycles[i] >> 32
-                   : (uint32_t)s->core_busy_cycles[i];
-        return true;
     }
     return spyre_reg_peek(s, addr, val);
 }

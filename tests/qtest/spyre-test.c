@@ -1662,6 +1662,10 @@ static void test_hostile_registers(void *obj, void *data, QGuestAllocator *alloc
     expect_err(&c, SPYRE_ERR_READ_ONLY, SPYRE_REG_FAULT_ADDR_LO);
     wr(&c, SPYRE_REG_TEMP_MC, 5);
     expect_err(&c, SPYRE_ERR_READ_ONLY, SPYRE_REG_TEMP_MC);
+    /* CORE_BUSY is telemetry too (it once answered BAD_OFFSET). */
+    wr(&c, SPYRE_REG_CORE_BUSY_LO(3) + 4, 5);
+    expect_err(&c, SPYRE_ERR_READ_ONLY, SPYRE_REG_CORE_BUSY_LO(3) + 4);
+    g_assert_cmpuint(rd(&c, SPYRE_REG_CORE_BUSY_LO(3) + 4), ==, 0);
 
     /* No register there. */
     g_assert_cmphex(rd(&c, 0x7ffc), ==, 0xffffffff);
