@@ -477,27 +477,58 @@ void spyre_file_entities_fini(struct spyre_file *sfile)
 	}
 }
 
-/* Argument checks that need no lookups; split out so KUnit can reach them. */
-int spyre_submit_check_args(u32 queue, u32 flags, u64 commands, u32 command_count,
-			    u32 bo_count, u32 in_syncobj_count, u32 out_syncobj,
-			    u64 out_point, u64 reserved)
+/*
+ * Argument checks that need no lookups; split out so KUnit can reach them
+ * (with a NULL @dev).  Each failed check says which field it refused.
+ */
+int spyre_submit_check_args(struct drm_device *dev, const struct drm_spyre_submit *args)
 {
-	if (flags || reserved)
+	u64 commands = args->commands;
+
+	if (args->flags) {
+		drm_dbg(dev, "submit: flags 0x%x: must be 0\n", args->flags);
 		return -EINVAL;
-	if (queue >= DRM_SPYRE_NUM_QUEUES)
+	}
+	if (args->reserved) {
+		drm_dbg(dev, "submit: reserved 0x%llx: must be 0\n", args->reserved);
 		return -EINVAL;
-	if (!command_count || command_count > DRM_SPYRE_MAX_SUBMIT_COMMANDS)
+	}
+	if (args->queue >= DRM_SPYRE_NUM_QUEUES) {
+		drm_dbg(dev, "submit: queue %u: the card has %u\n", args->queue,
+			DRM_SPYRE_NUM_QUEUES);
 		return -EINVAL;
-	if (!IS_ALIGNED(commands, SPYRE_CMD_SIZE) || commands < SPYRE_VA_START ||
-	    commands >= SPYRE_VA_END ||
-	    (u64)command_count * SPYRE_CMD_SIZE > SPYRE_VA_END - commands)
+	}
+	if (!args->command_count || args->command_count > DRM_SPYRE_MAX_SUBMIT_COMMANDS) {
+		drm_dbg(dev, "submit: command_count %u: not 1..%u\n", args->command_count,
+			DRM_SPYRE_MAX_SUBMIT_COMMANDS);
 		return -EINVAL;
-	if (!bo_count || bo_count > DRM_SPYRE_MAX_SUBMIT_BOS)
+	}
+	if (!IS_ALIGNED(commands, SPYRE_CMD_SIZE)) {
+		drm_dbg(dev, "submit: commands 0x%llx: not %d-byte aligned\n", commands,
+			SPYRE_CMD_SIZE);
 		return -EINVAL;
-	if (in_syncobj_count > DRM_SPYRE_MAX_SUBMIT_SYNCOBJS)
+	}
+	if (commands < SPYRE_VA_START || commands >= SPYRE_VA_END ||
+	    (u64)args->command_count * SPYRE_CMD_SIZE > SPYRE_VA_END - commands) {
+		drm_dbg(dev, "submit: commands 0x%llx (%u commands): outside the address space\n",
+			commands, args->command_count);
 		return -EINVAL;
-	if (!out_syncobj && out_point)
+	}
+	if (!args->bo_count || args->bo_count > DRM_SPYRE_MAX_SUBMIT_BOS) {
+		drm_dbg(dev, "submit: bo_count %u: not 1..%u\n", args->bo_count,
+			DRM_SPYRE_MAX_SUBMIT_BOS);
 		return -EINVAL;
+	}
+	if (args->in_syncobj_count > DRM_SPYRE_MAX_SUBMIT_SYNCOBJS) {
+		drm_dbg(dev, "submit: in_syncobj_count %u: more than %u\n",
+			args->in_syncobj_count, DRM_SPYRE_MAX_SUBMIT_SYNCOBJS);
+		return -EINVAL;
+	}
+	if (!args->out_syncobj && args->out_syncobj_point) {
+		drm_dbg(dev, "submit: out_syncobj_point %llu without an out_syncobj\n",
+			args->out_syncobj_point);
+		return -EINVAL;
+	}
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(spyre_submit_check_args);
@@ -631,14 +662,9 @@ int spyre_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file
 	struct spyre_job *job;
 	int ret;
 
-	ret = spyre_submit_check_args(args->queue, args->flags, args->commands,
-				      args->command_count, args->bo_count,
-				      args->in_syncobj_count, args->out_syncobj,
-				      args->out_syncobj_point, args->reserved);
-	if (ret) {
-		drm_dbg(dev, "bad submit arguments\n");
+	ret = spyre_submit_check_args(dev, args);
+	if (ret)
 		return ret;
-	}
 	if (READ_ONCE(sfile->banned))
 		return -ECANCELED;
 

@@ -13,6 +13,7 @@
 struct dma_resv;
 struct drm_device;
 struct drm_file;
+struct drm_spyre_submit;
 struct spyre_drm_device;
 struct spyre_file;
 struct spyre_mmu_ctx;
@@ -93,8 +94,6 @@ u32 spyre_ring_space(u32 head, u32 tail);
 bool spyre_seqno_passed(u64 done, u64 seqno);
 bool spyre_seqno32_after(u32 a, u32 b);
 
-int spyre_submit_check_args(u32 queue, u32 flags, u64 commands, u32 command_count,
-			    u32 bo_count, u32 in_syncobj_count, u32 out_syncobj,
-			    u64 out_point, u64 reserved);
+int spyre_submit_check_args(struct drm_device *dev, const struct drm_spyre_submit *args);
 
 #endif /* __SPYRE_JOB_H__ */

@@ -264,39 +264,45 @@ static struct kunit_suite spyre_mmu_suite = {
 	.test_cases = spyre_mmu_cases,
 };
 
-#define GOOD_SUBMIT(field, value) ({							\
-	struct { u32 queue, flags; u64 commands; u32 count, bos, in; u32 out;		\
-		 u64 point, reserved; } a = { 0, 0, SPYRE_VA_START, 1, 1, 0, 0, 0, 0 };	\
-	a.field = value;								\
-	spyre_submit_check_args(a.queue, a.flags, a.commands, a.count, a.bos, a.in,	\
-				a.out, a.point, a.reserved); })
+/* A valid SUBMIT with one field changed, through the argument checks. */
+#define GOOD_SUBMIT(field, value) ({						\
+	struct drm_spyre_submit a = {						\
+		.commands = SPYRE_VA_START, .command_count = 1, .bo_count = 1,	\
+	};									\
+	a.field = value;							\
+	spyre_submit_check_args(NULL, &a); })
 
 static void submit_args_accepts_the_limits(struct kunit *test)
 {
 	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(queue, 3), 0);
-	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(count, DRM_SPYRE_MAX_SUBMIT_COMMANDS), 0);
-	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(bos, DRM_SPYRE_MAX_SUBMIT_BOS), 0);
-	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(in, DRM_SPYRE_MAX_SUBMIT_SYNCOBJS), 0);
-	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(out, 7), 0);
+	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(command_count, DRM_SPYRE_MAX_SUBMIT_COMMANDS), 0);
+	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(bo_count, DRM_SPYRE_MAX_SUBMIT_BOS), 0);
+	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(in_syncobj_count, DRM_SPYRE_MAX_SUBMIT_SYNCOBJS), 0);
+	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(out_syncobj, 7), 0);
 	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(commands, SPYRE_VA_END - SPYRE_CMD_SIZE), 0);
 }
 
 static void submit_args_rejects_each_bad_field(struct kunit *test)
 {
+	const struct drm_spyre_submit past_end = {
+		.commands = SPYRE_VA_END - SPYRE_CMD_SIZE, .command_count = 2, .bo_count = 1,
+	};
+
 	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(queue, 4), -EINVAL);
 	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(flags, 1), -EINVAL);
 	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(reserved, 1ull << 63), -EINVAL);
-	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(count, 0), -EINVAL);
-	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(count, DRM_SPYRE_MAX_SUBMIT_COMMANDS + 1), -EINVAL);
-	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(bos, 0), -EINVAL);
-	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(bos, DRM_SPYRE_MAX_SUBMIT_BOS + 1), -EINVAL);
-	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(in, DRM_SPYRE_MAX_SUBMIT_SYNCOBJS + 1), -EINVAL);
-	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(point, 1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(command_count, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(command_count, DRM_SPYRE_MAX_SUBMIT_COMMANDS + 1),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(bo_count, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(bo_count, DRM_SPYRE_MAX_SUBMIT_BOS + 1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(in_syncobj_count, DRM_SPYRE_MAX_SUBMIT_SYNCOBJS + 1),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(out_syncobj_point, 1), -EINVAL);
 	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(commands, SPYRE_VA_START + 8), -EINVAL);
 	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(commands, 0), -EINVAL);
 	/* The buffer would run past the end of the address space. */
-	KUNIT_EXPECT_EQ(test, spyre_submit_check_args(0, 0, SPYRE_VA_END - SPYRE_CMD_SIZE, 2,
-						      1, 0, 0, 0, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, spyre_submit_check_args(NULL, &past_end), -EINVAL);
 	KUNIT_EXPECT_EQ(test, GOOD_SUBMIT(commands, ~0ull & ~63ull), -EINVAL);
 }
 
