@@ -531,104 +531,147 @@ static void cursor_step(const struct endpoint *ep, struct pat_cursor *c,
 }
 
 /*
- * Move n sticks between a pattern endpoint (sticks first .. first + n - 1,
- * walked by cur) and the FIFO slots from `slot` on: to_fifo reads the
- * endpoint, else it is written.  Sticks contiguous at both ends go in one
- * memcpy or callback; when a callback refuses a run, it is retried stick
- * by stick so the failure names the exact stick (and earlier sticks are
- * moved).  A lazy FIFO (f->src) takes where mapped sticks lie instead of
- * their bytes: host is the source's mapped extent (from its min_off), or
- * NULL to map each run.
- *
- * *runs counts the contiguous runs of the pattern (the transfer's
- * requests); *next is where the previous run ended, so a run may go on
- * from the previous transfer.
+ * One stream transfer between a pattern endpoint and a FIFO (move_sticks).
+ * A lazy FIFO (f->src) takes where mapped sticks lie instead of their
+ * bytes: host is the source's mapped extent (from its min_off), or NULL to
+ * map each run.
  */
-static enum spyre_engine_status move_sticks(
-    struct run *r, struct agent *a, struct core_run *cr,
-    const struct endpoint *ep, uint64_t base, struct fifo *f, uint32_t slot,
-    uint32_t first, uint32_t n, bool to_fifo, bool coalesce, uint32_t *runs,
-    int64_t *next, struct pat_cursor *cur, const uint8_t *host)
+struct transfer {
+    struct agent *a;
+    struct core_run *cr;
+    const struct endpoint *ep;
+    uint64_t base; /* DRAM endpoints: argument + offset */
+    struct fifo *f;
+    bool to_fifo;  /* reads the endpoint, else writes it */
+    bool coalesce; /* contiguous sticks in one memcpy or callback */
+    const uint8_t *host;
+    struct pat_cursor *cur;
+    int64_t *next; /* where the previous run ended: a run may go on */
+    uint32_t runs; /* contiguous runs of the pattern (the requests) */
+};
+
+/*
+ * Step cur over the sticks one copy moves, at most max: whole innermost
+ * rows of 128-byte strides, while the next stick follows.
+ */
+static uint32_t pattern_run(const struct endpoint *ep, struct pat_cursor *cur,
+                            uint32_t max, bool coalesce)
 {
+    int64_t off = (int64_t)cur->off;
+    uint32_t run = 0;
+
+    do {
+        uint32_t step = 1;
+
+        if (coalesce && ep->stride[0] == STICK_BYTES) {
+            step = ep->count[0] - cur->i[0];
+            step = step < max - run ? step : max - run;
+        }
+        cursor_step(ep, cur, step);
+        run += step;
+    } while (coalesce && run < max &&
+             (int64_t)cur->off == off + (int64_t)run * STICK_BYTES);
+    return run;
+}
+
+/*
+ * A lazy FIFO keeps where the run sticks from slot pos lie, p (NULL: not
+ * mapped, they hold their bytes); false if they are not mapped.
+ */
+static bool fifo_put_mapped(struct run *r, struct fifo *f, uint32_t pos,
+                            const uint8_t *p, uint32_t run)
+{
+    size_t bytes = (size_t)run * STICK_BYTES;
+
+    for (uint32_t j = 0; j < run; j++) {
+        f->src[pos + j] = p ? p + (size_t)j * STICK_BYTES : NULL;
+    }
+    if (!p) {
+        return false;
+    }
+    if ((uintptr_t)p < f->lazy_lo) {
+        f->lazy_lo = (uintptr_t)p;
+    }
+    if ((uintptr_t)p + bytes > f->lazy_hi) {
+        f->lazy_hi = (uintptr_t)p + bytes;
+    }
+    if (f->lazy_lo < r->lazy_lo) {
+        r->lazy_lo = f->lazy_lo;
+    }
+    if (f->lazy_hi > r->lazy_hi) {
+        r->lazy_hi = f->lazy_hi;
+    }
+    return true;
+}
+
+/*
+ * Move run sticks between device memory at the pattern's offset off and
+ * the FIFO slots from pos.  Returns non-zero if a memory callback refused.
+ */
+static int dram_move(struct run *r, struct transfer *x, int64_t off,
+                     uint32_t pos, uint32_t run)
+{
+    uint64_t addr = x->base + (uint64_t)off;
+    size_t bytes = (size_t)run * STICK_BYTES;
+    uint8_t *fifo = x->f->base + (size_t)pos * STICK_BYTES;
+
+    if (x->to_fifo && x->f->src) {
+        const uint8_t *p = x->host ? x->host + (off - x->ep->min_off)
+                                   : r->mem->map(r->mem->opaque, addr, bytes);
+
+        if (fifo_put_mapped(r, x->f, pos, p, run)) {
+            return 0;
+        }
+    }
+    if (!x->to_fifo) {
+        before_write(r, addr, bytes);
+        return r->mem->write(r->mem->opaque, addr, fifo, bytes);
+    }
+    return r->mem->read(r->mem->opaque, addr, fifo, bytes);
+}
+
+/*
+ * Move n sticks between x's endpoint (sticks first .. first + n - 1,
+ * walked by x->cur) and the FIFO slots from `slot` on.  Sticks contiguous
+ * at both ends go in one memcpy or callback; when a callback refuses a
+ * run, it is retried stick by stick so the failure names the exact stick
+ * (and earlier sticks are moved).
+ */
+static enum spyre_engine_status move_sticks(struct run *r, struct transfer *x,
+                                            uint32_t slot, uint32_t first,
+                                            uint32_t n)
+{
+    const struct endpoint *ep = x->ep;
+    struct fifo *f = x->f;
     uint32_t i = 0, pos = (f->head + slot) % f->cap;
 
-    if (cur->index != first) {
-        cursor_seek(ep, cur, first);
+    if (x->cur->index != first) {
+        cursor_seek(ep, x->cur, first);
     }
     while (i < n) {
-        int64_t off = (int64_t)cur->off;
-        uint32_t run = 0, max = n - i < f->cap - pos ? n - i : f->cap - pos;
-        uint8_t *fifo = f->base + (size_t)pos * STICK_BYTES;
-        size_t bytes;
+        int64_t off = (int64_t)x->cur->off;
+        uint32_t max = n - i < f->cap - pos ? n - i : f->cap - pos;
+        uint32_t run = pattern_run(ep, x->cur, max, x->coalesce);
+        size_t bytes = (size_t)run * STICK_BYTES;
 
-        /*
-         * Whole innermost rows of 128-byte strides, while the next stick
-         * follows.
-         */
-        do {
-            uint32_t step = 1;
-
-            if (coalesce && ep->stride[0] == STICK_BYTES) {
-                step = ep->count[0] - cur->i[0];
-                step = step < max - run ? step : max - run;
-            }
-            cursor_step(ep, cur, step);
-            run += step;
-        } while (coalesce && run < max &&
-                 (int64_t)cur->off == off + (int64_t)run * STICK_BYTES);
-        bytes = (size_t)run * STICK_BYTES;
-        *runs += off != *next;
-        *next = off + (int64_t)bytes;
+        x->runs += off != *x->next;
+        *x->next = off + (int64_t)bytes;
         if (ep->kind == SPK_EP_SCRATCH) {
+            const struct core_run *cr = x->cr;
+            uint8_t *fifo = f->base + (size_t)pos * STICK_BYTES;
             uint8_t *sp =
                 cr->spad + cr->prog->buffers[ep->ref].offset + ep->offset + off;
 
-            memcpy(to_fifo ? fifo : sp, to_fifo ? sp : fifo, bytes);
-        } else {
-            uint64_t addr = base + (uint64_t)off;
-            int rc;
-
-            if (to_fifo && f->src) {
-                /*
-                 * A lazy FIFO keeps where the sticks lie, if they are mapped.
-                 */
-                const uint8_t *p =
-                    host ? host + (off - ep->min_off)
-                         : r->mem->map(r->mem->opaque, addr, bytes);
-
-                for (uint32_t j = 0; j < run; j++) {
-                    f->src[pos + j] = p ? p + (size_t)j * STICK_BYTES : NULL;
-                }
-                if (p) {
-                    if ((uintptr_t)p < f->lazy_lo) {
-                        f->lazy_lo = (uintptr_t)p;
-                    }
-                    if ((uintptr_t)p + bytes > f->lazy_hi) {
-                        f->lazy_hi = (uintptr_t)p + bytes;
-                    }
-                    if (f->lazy_lo < r->lazy_lo) {
-                        r->lazy_lo = f->lazy_lo;
-                    }
-                    if (f->lazy_hi > r->lazy_hi) {
-                        r->lazy_hi = f->lazy_hi;
-                    }
-                    i += run;
-                    pos = pos + run == f->cap ? 0 : pos + run;
-                    continue;
-                }
+            memcpy(x->to_fifo ? fifo : sp, x->to_fifo ? sp : fifo, bytes);
+        } else if (dram_move(r, x, off, pos, run)) {
+            if (run == 1) {
+                return mem_fail(r, x->a, x->base + (uint64_t)off,
+                                x->to_fifo ? "read" : "write");
             }
-            if (!to_fifo) {
-                before_write(r, addr, bytes);
-            }
-            rc = to_fifo ? r->mem->read(r->mem->opaque, addr, fifo, bytes)
-                         : r->mem->write(r->mem->opaque, addr, fifo, bytes);
-            if (rc && run == 1) {
-                return mem_fail(r, a, addr, to_fifo ? "read" : "write");
-            }
-            if (rc) { /* find the stick that fails */
-                return move_sticks(r, a, cr, ep, base, f, slot + i, first + i,
-                                   run, to_fifo, false, runs, next, cur, NULL);
-            }
+            /* Find the stick that fails. */
+            x->coalesce = false;
+            x->host = NULL;
+            return move_sticks(r, x, slot + i, first + i, run);
         }
         i += run;
         pos = pos + run == f->cap ? 0 : pos + run;
@@ -643,7 +686,7 @@ static enum spyre_engine_status fire_src(struct run *r, struct agent *a,
     struct stream_run *s = &cr->streams[a->index];
     const struct endpoint *ep = &s->desc->src;
     uint64_t bytes = (uint64_t)n * STICK_BYTES, done, ready;
-    uint32_t runs = 0;
+    struct transfer x;
     enum spyre_engine_status st;
     bool port[2];
 
@@ -659,16 +702,26 @@ static enum spyre_engine_status fire_src(struct run *r, struct agent *a,
                 r->mem->opaque, s->src_base + (uint64_t)ep->min_off, span);
         }
     }
-    st = move_sticks(r, a, cr, ep, s->src_base, &s->fifo, s->fifo.count,
-                     s->entered, n, true, true, &runs, &s->src_next,
-                     &s->src_cur, s->src_host);
+    x = (struct transfer){
+        .a = a,
+        .cr = cr,
+        .ep = ep,
+        .base = s->src_base,
+        .f = &s->fifo,
+        .to_fifo = true,
+        .coalesce = true,
+        .host = s->src_host,
+        .cur = &s->src_cur,
+        .next = &s->src_next,
+    };
+    st = move_sticks(r, &x, s->fifo.count, s->entered, n);
     if (st) {
         return st;
     }
     stream_ports(s->desc, true, port);
     /* Requests to the DRAM are the DRAM model's (bursts, turnaround). */
     done = ready = hold_ports(r, cr, port, t, bytes,
-                              ep->kind == SPK_EP_SCRATCH ? runs : 0);
+                              ep->kind == SPK_EP_SCRATCH ? x.runs : 0);
     if (ep->kind == SPK_EP_DRAM) {
         uint64_t arrival;
 
@@ -792,18 +845,28 @@ static enum spyre_engine_status fire_dst(struct run *r, struct agent *a,
     if (ep->kind == SPK_EP_RING) {
         fire_ring(r, a, t, n, &done);
     } else {
-        uint32_t runs = 0;
+        struct transfer x = {
+            .a = a,
+            .cr = cr,
+            .ep = ep,
+            .base = s->dst_base,
+            .f = &s->fifo,
+            .to_fifo = false,
+            .coalesce = true,
+            .host = NULL,
+            .cur = &s->dst_cur,
+            .next = &s->dst_next,
+        };
         bool port[2];
         enum spyre_engine_status st;
 
-        st = move_sticks(r, a, cr, ep, s->dst_base, &s->fifo, 0, s->left, n,
-                         false, true, &runs, &s->dst_next, &s->dst_cur, NULL);
+        st = move_sticks(r, &x, 0, s->left, n);
         if (st) {
             return st;
         }
         stream_ports(s->desc, false, port);
         done = hold_ports(r, cr, port, t, bytes,
-                          ep->kind == SPK_EP_SCRATCH ? runs : 0);
+                          ep->kind == SPK_EP_SCRATCH ? x.runs : 0);
         if (ep->kind == SPK_EP_DRAM) {
             done = max_u64(
                 done, dram_transfer(&r->dram, r->t, t, bytes, true, &unused));
@@ -876,22 +939,44 @@ static bool fifo_rows(const struct fifo *f, uint32_t n, uint32_t row_sticks,
     return true;
 }
 
-static void fire_op(struct run *r, struct agent *a, uint64_t t)
+/* Where a firing's inputs are (in place, gathered or in device memory). */
+struct op_inputs {
+    const uint8_t *p[3];
+    size_t row[3];  /* matmul inputs read in device memory: */
+    bool mapped[3]; /* rows this far apart */
+};
+
+/*
+ * Whether lazy input i of a matmul is read where it lies in device memory
+ * (fifo_rows); r->busy_lo .. busy_hi then covers it.
+ */
+static bool input_in_place(struct run *r, const struct op_desc *op, unsigned i,
+                           struct fifo *f, struct op_inputs *in)
 {
-    struct core_run *cr = &r->cores[a->slot];
-    const struct op_desc *op = &cr->prog->ops[a->index];
-    struct stream_run *out = &cr->streams[op->out];
-    struct fifo *of = &out->fifo;
-    unsigned core = cr->prog->core;
-    const uint8_t *in[3] = { NULL, NULL, NULL };
-    size_t row[3] = { 0, 0, 0 }; /* matmul inputs read in device memory: */
-    bool mapped[3] = { false, false, false }; /* rows this far apart */
-    uint8_t *spare = r->gather, *out_buf;
-    uint32_t out_pos = (of->head + of->count) % of->cap;
-    bool direct = out_pos + op->out_sticks <= of->cap;
-    float *acc = NULL;
-    bool on_pe, emitted;
-    uint64_t end = t + timing_op_ticks(r->t, op, &on_pe);
+    /* A's rows are K elements, B's N (only matmuls have lazy inputs). */
+    uint32_t rs = sticks_for(i ? op->row_elems : op->k, op->dtype_in);
+    uintptr_t lo, hi;
+
+    if (!fifo_rows(f, op->in_sticks[i], rs, &in->p[i], &in->row[i])) {
+        return false;
+    }
+    lo = (uintptr_t)in->p[i];
+    hi = lo + (op->in_sticks[i] / rs - 1) * in->row[i] +
+         (size_t)rs * STICK_BYTES;
+    r->busy_lo = lo < r->busy_lo ? lo : r->busy_lo;
+    r->busy_hi = hi > r->busy_hi ? hi : r->busy_hi;
+    in->mapped[i] = true;
+    return true;
+}
+
+/*
+ * Each input of a firing as one array: in device memory, in place in its
+ * FIFO, or copied to r->gather.  Returns the room left after the copies.
+ */
+static uint8_t *gather_inputs(struct run *r, struct core_run *cr,
+                              const struct op_desc *op, struct op_inputs *in)
+{
+    uint8_t *spare = r->gather;
 
     r->busy_lo = UINTPTR_MAX;
     r->busy_hi = 0;
@@ -899,61 +984,74 @@ static void fire_op(struct run *r, struct agent *a, uint64_t t)
         struct fifo *f = &cr->streams[op->in[i]].fifo;
 
         if (f->src) {
-            /*
-             * A's rows are K elements, B's N (only matmuls have lazy inputs).
-             */
-            uint32_t rs = sticks_for(i ? op->row_elems : op->k, op->dtype_in);
-
-            if (fifo_rows(f, op->in_sticks[i], rs, &in[i], &row[i])) {
-                uintptr_t lo = (uintptr_t)in[i];
-                uintptr_t hi = lo + (op->in_sticks[i] / rs - 1) * row[i] +
-                               (size_t)rs * STICK_BYTES;
-
-                r->busy_lo = lo < r->busy_lo ? lo : r->busy_lo;
-                r->busy_hi = hi > r->busy_hi ? hi : r->busy_hi;
-                mapped[i] = true;
+            if (input_in_place(r, op, i, f, in)) {
                 continue;
             }
             fifo_materialize(f, op->in_sticks[i]);
         }
-        in[i] = fifo_front(f, op->in_sticks[i], &spare);
+        in->p[i] = fifo_front(f, op->in_sticks[i], &spare);
     }
-    /* Output straight into the FIFO's free slots when they do not wrap. */
-    out_buf = direct ? of->base + (size_t)out_pos * STICK_BYTES : spare;
-    if (op->opcode == SPK_OPC_MATMUL) {
-        acc = (float *)(void *)(cr->spad +
-                                cr->prog->buffers[op->acc_buffer].offset);
-        r->stats->macs += (uint64_t)op->rows * op->k * op->row_elems;
-    }
-    /* A matmul writing straight into its FIFO may finish later (run_loop). */
+    return spare;
+}
+
+/*
+ * A matmul writing straight into its output FIFO may finish later
+ * (run_loop): note the FIFO slots it uses, not those of inputs read in
+ * device memory.
+ */
+static void defer_firing(struct run *r, const struct agent *a,
+                         const struct core_run *cr, const struct op_desc *op,
+                         const struct op_inputs *in, uint32_t out_pos,
+                         bool direct)
+{
     r->env.defer = direct && op->opcode == SPK_OPC_MATMUL;
-    if (r->env.defer) {
-        r->busy_slot = (int)a->slot;
-        r->busy_num = 0;
-        /*
-         * The FIFO slots it reads: not those of inputs read in device memory.
-         */
-        for (unsigned i = 0; i < op->num_in; i++) {
-            if (!mapped[i]) {
-                r->busy_use[r->busy_num++] =
-                    (struct slot_range){ op->in[i],
-                                         cr->streams[op->in[i]].fifo.head,
-                                         op->in_sticks[i] };
-            }
-        }
-        if (op_emits(op, a->fired)) {
-            r->busy_use[r->busy_num++] =
-                (struct slot_range){ op->out, out_pos, op->out_sticks };
+    if (!r->env.defer) {
+        return;
+    }
+    r->busy_slot = (int)a->slot;
+    r->busy_num = 0;
+    for (unsigned i = 0; i < op->num_in; i++) {
+        if (!in->mapped[i]) {
+            r->busy_use[r->busy_num++] = (struct slot_range){
+                op->in[i], cr->streams[op->in[i]].fifo.head, op->in_sticks[i]
+            };
         }
     }
-    if (op->opcode == SPK_OPC_MATMUL) {
-        emitted = op_matmul_fire_rows(&r->env, op, a->fired, in[0], row[0],
-                                      in[1], row[1], out_buf, acc, r->tmp);
-    } else {
+    if (op_emits(op, a->fired)) {
+        r->busy_use[r->busy_num++] =
+            (struct slot_range){ op->out, out_pos, op->out_sticks };
+    }
+}
+
+/* Run the op's kernel; true if this firing emits its output. */
+static bool compute_firing(struct run *r, const struct agent *a,
+                           const struct core_run *cr, const struct op_desc *op,
+                           const struct op_inputs *in, uint8_t *out_buf)
+{
+    float *acc;
+
+    if (op->opcode != SPK_OPC_MATMUL) {
         r->memo.a = NULL; /* its scratch is r->tmp too */
-        emitted = op_fire(&r->env, op, a->fired, in, out_buf, acc, r->tmp);
+        return op_fire(&r->env, op, a->fired, in->p, out_buf, NULL, r->tmp);
     }
-    if (emitted) {
+    acc =
+        (float *)(void *)(cr->spad + cr->prog->buffers[op->acc_buffer].offset);
+    return op_matmul_fire_rows(&r->env, op, a->fired, in->p[0], in->row[0],
+                               in->p[1], in->row[1], out_buf, acc, r->tmp);
+}
+
+/*
+ * The output, if emitted, enters its FIFO at out_pos (copied there, in two
+ * parts, unless it was written in place); the inputs leave theirs.
+ */
+static void retire_firing(struct core_run *cr, const struct op_desc *op,
+                          const uint8_t *out_buf, uint32_t out_pos, bool direct,
+                          uint64_t end)
+{
+    struct stream_run *out = &cr->streams[op->out];
+    struct fifo *of = &out->fifo;
+
+    if (out_buf) {
         if (!direct) {
             uint32_t first = of->cap - out_pos;
 
@@ -968,15 +1066,48 @@ static void fire_op(struct run *r, struct agent *a, uint64_t t)
     for (unsigned i = 0; i < op->num_in; i++) {
         fifo_pop(&cr->streams[op->in[i]], op->in_sticks[i], end);
     }
+}
+
+/* The firing holds its unit from t to end: agent, unit and stats. */
+static void account_firing(struct run *r, struct agent *a, struct core_run *cr,
+                           const struct op_desc *op, uint64_t t, uint64_t end,
+                           bool on_pe)
+{
+    unsigned core = cr->prog->core;
+
     a->fired++;
     a->free_at = end;
     *(on_pe ? &cr->pe_free : &cr->sfp_free) = end;
+    if (op->opcode == SPK_OPC_MATMUL) {
+        r->stats->macs += (uint64_t)op->rows * op->k * op->row_elems;
+    }
     r->stats->op_firings++;
     r->stats->busy_cycles[core] += (end - t) / TICKS_PER_CYCLE;
     if (on_pe) {
         r->stats->pe_busy_cycles[core] += (end - t) / TICKS_PER_CYCLE;
     }
     r->end = max_u64(r->end, end);
+}
+
+static void fire_op(struct run *r, struct agent *a, uint64_t t)
+{
+    struct core_run *cr = &r->cores[a->slot];
+    const struct op_desc *op = &cr->prog->ops[a->index];
+    struct fifo *of = &cr->streams[op->out].fifo;
+    uint32_t out_pos = (of->head + of->count) % of->cap;
+    /* Output straight into the FIFO's free slots when they do not wrap. */
+    bool direct = out_pos + op->out_sticks <= of->cap;
+    struct op_inputs in = { 0 };
+    uint8_t *spare, *out_buf;
+    bool on_pe, emitted;
+    uint64_t end = t + timing_op_ticks(r->t, op, &on_pe);
+
+    spare = gather_inputs(r, cr, op, &in);
+    out_buf = direct ? of->base + (size_t)out_pos * STICK_BYTES : spare;
+    defer_firing(r, a, cr, op, &in, out_pos, direct);
+    emitted = compute_firing(r, a, cr, op, &in, out_buf);
+    retire_firing(cr, op, emitted ? out_buf : NULL, out_pos, direct, end);
+    account_firing(r, a, cr, op, t, end, on_pe);
 }
 
 static const char *agent_name(const struct agent *a)
