@@ -12,7 +12,6 @@
 #include <linux/dma-resv.h>
 #include <linux/interrupt.h>
 #include <linux/slab.h>
-#include <linux/unaligned.h>
 
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
@@ -21,6 +20,7 @@
 #include <drm/drm_syncobj.h>
 #include <kunit/visibility.h>
 
+#include "spyre_cmd.h"
 #include "spyre_drv.h"
 #include "spyre_fault.h"
 #include "spyre_gem.h"
@@ -128,13 +128,7 @@ EXPORT_SYMBOL_IF_KUNIT(spyre_seqno32_after);
 
 static void spyre_ring_emit(struct spyre_queue *q, u8 opcode, u64 a0, u64 a1, u64 a2)
 {
-	u8 *entry = q->ring + q->tail * SPYRE_CMD_SIZE;
-
-	memset(entry, 0, SPYRE_CMD_SIZE);
-	entry[SPYRE_CMD_OFF_OPCODE] = opcode;
-	put_unaligned_le64(a0, entry + SPYRE_CMD_OFF_ARGS);
-	put_unaligned_le64(a1, entry + SPYRE_CMD_OFF_ARGS + 8);
-	put_unaligned_le64(a2, entry + SPYRE_CMD_OFF_ARGS + 16);
+	spyre_cmd_encode3(q->ring + q->tail * SPYRE_CMD_SIZE, opcode, a0, a1, a2);
 	q->tail = spyre_ring_advance(q->tail, 1);
 }
 
@@ -619,7 +613,6 @@ int spyre_driver_fill(struct spyre_drm_device *sdev, u64 va, u64 bytes, u64 patt
 {
 	struct dma_fence *fence;
 	struct spyre_job *job;
-	u8 *cmd = sdev->driver_cmds;
 	int ret;
 
 	job = kzalloc(sizeof(*job), GFP_KERNEL);
@@ -636,11 +629,7 @@ int spyre_driver_fill(struct spyre_drm_device *sdev, u64 va, u64 bytes, u64 patt
 	}
 
 	mutex_lock(&sdev->driver_job_lock);
-	memset(cmd, 0, SPYRE_CMD_SIZE);
-	cmd[SPYRE_CMD_OFF_OPCODE] = SPYRE_OP_DMA_FILL;
-	put_unaligned_le64(va, cmd + SPYRE_CMD_OFF_ARGS);
-	put_unaligned_le64(bytes, cmd + SPYRE_CMD_OFF_ARGS + 8);
-	put_unaligned_le64(pattern, cmd + SPYRE_CMD_OFF_ARGS + 16);
+	spyre_cmd_encode3(sdev->driver_cmds, SPYRE_OP_DMA_FILL, va, bytes, pattern);
 	drm_sched_job_arm(&job->base);
 	fence = dma_fence_get(&job->base.s_fence->finished);
 	drm_sched_entity_push_job(&job->base);

@@ -23,16 +23,20 @@
 /* Unmapped page after every buffer, so an overrun faults. */
 #define SPYRE_VA_GUARD		SPYRE_PAGE_SIZE
 
+/* The entry of the table at @level (0 = root .. 3) that @va uses. */
 unsigned int spyre_pt_index(u64 va, int level)
 {
-	return (va >> (39 - 9 * level)) & (SPYRE_PT_ENTRIES - 1);
+	return SPYRE_PT_INDEX(va, level);
 }
 EXPORT_SYMBOL_IF_KUNIT(spyre_pt_index);
 
-/* The table at @level (1..3) that covers @va, as an xarray index. */
+/*
+ * The table at @level (1..3) that covers @va, as an xarray index: the VA
+ * bits above it are those its parent's entry is indexed by and above.
+ */
 unsigned long spyre_pt_key(u64 va, int level)
 {
-	return (unsigned long)level << 40 | (va >> (48 - 9 * level));
+	return (unsigned long)level << 40 | (va >> SPYRE_PT_SHIFT(level - 1));
 }
 EXPORT_SYMBOL_IF_KUNIT(spyre_pt_key);
 
