@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "spyre_cmd.h"
 #include "spyre_regs.h"
 #include "uapi/drm/spyre_accel.h"
 
@@ -771,14 +772,12 @@ static int good_copy(void)
 			.bo_handles = (uintptr_t)bos, .bo_count = 3,
 		};
 		struct drm_spyre_bo_wait w = { .handle = b[1].handle };
-		uint64_t a[3] = { b[0].va, b[1].va, MIB };
 
 		for (uint32_t i = 0; i < MIB / 4; i++)
 			((uint32_t *)b[0].map)[i] = i * 2654435761u + q;
 		memset(b[1].map, 0, MIB);
 		memset(b[2].map, 0, PG);
-		b[2].map[0] = SPYRE_OP_DMA_COPY;
-		memcpy(b[2].map + 8, a, sizeof(a));
+		spyre_cmd_encode3(b[2].map, SPYRE_OP_DMA_COPY, b[0].va, b[1].va, MIB);
 		if (ioctl(fd, DRM_IOCTL_SPYRE_SUBMIT, &s)) {
 			printf("  # queue %u: SUBMIT after fuzzing: %s\n", q, strerror(errno));
 			bad = 1;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Helpers shared by the guest selftests: the ioctl wrapper, buffers and
- * the card's command encoding.  Header-only, like tests/lib/tap.h.
+ * the card's command encoding (spyre_cmd.h).  Header-only, like
+ * tests/lib/tap.h.
  */
 #ifndef SPYRE_VM_H
 #define SPYRE_VM_H
@@ -16,6 +17,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "spyre_cmd.h"
 #include "spyre_regs.h"
 #include "uapi/drm/spyre_accel.h"
 
@@ -68,13 +70,7 @@ static inline int bo_new(int fd, uint64_t size, uint32_t flags, struct bo *bo)
 static inline void cmd_put(void *buf, int idx, uint8_t op, uint64_t a0, uint64_t a1,
 			   uint64_t a2)
 {
-	uint8_t *c = (uint8_t *)buf + idx * SPYRE_CMD_SIZE;
-
-	memset(c, 0, SPYRE_CMD_SIZE);
-	c[SPYRE_CMD_OFF_OPCODE] = op;
-	memcpy(c + SPYRE_CMD_OFF_ARGS, &a0, 8);
-	memcpy(c + SPYRE_CMD_OFF_ARGS + 8, &a1, 8);
-	memcpy(c + SPYRE_CMD_OFF_ARGS + 16, &a2, 8);
+	spyre_cmd_encode3((uint8_t *)buf + idx * SPYRE_CMD_SIZE, op, a0, a1, a2);
 }
 
 /* The card's device memory bytes, from the query ioctl (0 on failure). */
