@@ -371,14 +371,161 @@ static spyre_status check_pattern(uint32_t core, unsigned i, const char *end,
 	return SPYRE_SUCCESS;
 }
 
+/* Stream @i's two ends: arguments, buffers and access patterns in range. */
+static spyre_status check_stream_ends(const struct pb_program *p, const struct pb_core *c,
+				      uint32_t core, unsigned i)
+{
+	const struct pb_stream *s = &c->streams[i];
+	const struct pb_endpoint *ends[2] = { &s->src, &s->dst };
+	spyre_status st;
+
+	for (int e = 0; e < 2; e++) {
+		const struct pb_endpoint *ep = ends[e];
+		const char *name = e ? "dst" : "src";
+
+		if (ep->kind == SPK_EP_DRAM && ep->ref >= p->num_args)
+			FAIL("core %u stream %u: %s.ref is argument %u; the kernel has %u",
+			     core, i, name, ep->ref, p->num_args);
+		if (ep->kind == SPK_EP_SCRATCH) {
+			if (ep->ref >= c->num_buffers)
+				FAIL("core %u stream %u: %s.ref is buffer %u; core %u has %u",
+				     core, i, name, ep->ref, core, c->num_buffers);
+			for (unsigned j = 0; j < c->num_streams; j++)
+				if (c->streams[j].fifo_buffer == ep->ref)
+					FAIL("core %u stream %u: %s.ref is buffer %u, the FIFO of stream %u",
+					     core, i, name, ep->ref, j);
+		}
+		if (ep->kind == SPK_EP_DRAM || ep->kind == SPK_EP_SCRATCH) {
+			st = check_pattern(core, i, name, c, ep, s->total_sticks);
+			if (st)
+				return st;
+		}
+	}
+	return SPYRE_SUCCESS;
+}
+
+/* Stream @i of @core on the ring: each end names its peer, which names it back. */
+static spyre_status check_ring_pairs(const struct pb_program *p, uint32_t core, unsigned i)
+{
+	const struct pb_stream *s = &p->cores[core].streams[i];
+
+	if (s->dst.kind == SPK_EP_RING) {
+		for (uint32_t peer = 0; peer < NUM_CORES; peer++) {
+			const struct pb_core *pc = &p->cores[peer];
+			const struct pb_stream *ps;
+
+			if (!(s->dst.core & (1u << peer)))
+				continue;
+			ps = (p->core_mask & (1u << peer)) && s->dst.ref < pc->num_streams ?
+				     &pc->streams[s->dst.ref] : NULL;
+			if (!ps || ps->src.kind != SPK_EP_RING || ps->src.core != core ||
+			    ps->src.ref != i || ps->total_sticks != s->total_sticks)
+				FAIL("core %u stream %u: dst sends to core %u stream %u, which must be a ring source naming core %u stream %u with %u sticks",
+				     core, i, peer, s->dst.ref, core, i, s->total_sticks);
+		}
+	}
+	if (s->src.kind == SPK_EP_RING) {
+		const struct pb_core *pc = &p->cores[s->src.core];
+		const struct pb_stream *ps;
+
+		ps = (p->core_mask & (1u << s->src.core)) && s->src.ref < pc->num_streams ?
+			     &pc->streams[s->src.ref] : NULL;
+		if (!ps || ps->dst.kind != SPK_EP_RING || !(ps->dst.core & (1u << core)) ||
+		    ps->dst.ref != i)
+			FAIL("core %u stream %u: src receives from core %u stream %u, which must be a ring destination naming core %u stream %u",
+			     core, i, s->src.core, s->src.ref, core, i);
+	}
+	return SPYRE_SUCCESS;
+}
+
+/* Which op produces and consumes each stream of a core (-1: none). */
+struct op_bindings {
+	int producer[SPK_MAX_STREAMS], consumer[SPK_MAX_STREAMS];
+};
+
+/* Op @o's stream @j (-1: out, else in[j]): an op end, bound once, with the
+ * op's stick counts. */
+static spyre_status check_op_stream(const struct pb_core *c, uint32_t core, unsigned o, int j,
+				    struct op_bindings *b)
+{
+	const struct pb_op *op = &c->ops[o];
+	uint64_t fire_out = op->opcode == SPK_OPC_MATMUL ? op->firings / op->k_steps :
+							   op->firings;
+	uint16_t sid = j < 0 ? op->out : op->in[j];
+	int *bound = j < 0 ? b->producer : b->consumer;
+	const struct pb_stream *s;
+	uint64_t per, all;
+	char field[8];
+
+	if (sid == SPK_NONE)
+		return SPYRE_SUCCESS;
+	snprintf(field, sizeof(field), j < 0 ? "out" : "in[%d]", j);
+	if (sid >= c->num_streams)
+		FAIL("core %u op %u: %s is stream %u; core %u has %u", core, o, field, sid, core,
+		     c->num_streams);
+	s = &c->streams[sid];
+	if ((j < 0 ? s->src.kind : s->dst.kind) != SPK_EP_OP)
+		FAIL("core %u op %u: %s is stream %u, whose %s is not spyre_endpoint_op()", core, o,
+		     field, sid, j < 0 ? "src" : "dst");
+	if (bound[sid] >= 0)
+		FAIL("core %u op %u: %s is stream %u, already bound to op %d", core, o, field, sid,
+		     bound[sid]);
+	bound[sid] = (int)o;
+	per = op_sticks(op, j);
+	all = per * (j < 0 ? fire_out : op->firings);
+	if (all != s->total_sticks)
+		FAIL("core %u op %u: %s moves %llu sticks (%llu a firing), stream %u has total_sticks %u",
+		     core, o, field, (unsigned long long)all, (unsigned long long)per, sid,
+		     s->total_sticks);
+	if (per > s->fifo_sticks)
+		FAIL("core %u op %u: a firing needs %llu sticks on %s, stream %u's fifo_sticks is %u",
+		     core, o, (unsigned long long)per, field, sid, s->fifo_sticks);
+	return SPYRE_SUCCESS;
+}
+
+/* A core's ops: accumulators big enough, streams bound both ways. */
+static spyre_status check_ops(const struct pb_core *c, uint32_t core)
+{
+	struct op_bindings b;
+	spyre_status st;
+
+	for (unsigned i = 0; i < SPK_MAX_STREAMS; i++)
+		b.producer[i] = b.consumer[i] = -1;
+	for (unsigned o = 0; o < c->num_ops; o++) {
+		const struct pb_op *op = &c->ops[o];
+
+		if (op->opcode == SPK_OPC_MATMUL) {
+			uint64_t need = (uint64_t)op->rows *
+					spk_sticks_for(op->row_elems, SPK_DT_FP32) * SPK_STICK_BYTES;
+
+			if (op->acc_buffer >= c->num_buffers || c->buf_bytes[op->acc_buffer] < need)
+				FAIL("core %u op %u: acc_buffer %u must be a buffer of at least %llu bytes",
+				     core, o, op->acc_buffer, (unsigned long long)need);
+		}
+		for (int j = -1; j < 3; j++) {
+			st = check_op_stream(c, core, o, j, &b);
+			if (st)
+				return st;
+		}
+	}
+	for (unsigned i = 0; i < c->num_streams; i++) {
+		if (c->streams[i].src.kind == SPK_EP_OP && b.producer[i] < 0)
+			FAIL("core %u stream %u: src is an op end but no op has it as out", core, i);
+		if (c->streams[i].dst.kind == SPK_EP_OP && b.consumer[i] < 0)
+			FAIL("core %u stream %u: dst is an op end but no op has it in in[]", core, i);
+	}
+	return SPYRE_SUCCESS;
+}
+
 /* What build checks once everything is added. */
 static spyre_status check_program(const struct pb_program *p, uint32_t spad_bytes)
 {
+	spyre_status st;
+
 	if (!p->core_mask)
 		FAIL("the kernel has no core: add a stream or an op");
 	for (uint32_t core = 0; core < NUM_CORES; core++) {
 		const struct pb_core *c = &p->cores[core];
-		int producer[SPK_MAX_STREAMS], consumer[SPK_MAX_STREAMS];
 
 		if (!(p->core_mask & (1u << core)))
 			continue;
@@ -386,111 +533,15 @@ static spyre_status check_program(const struct pb_program *p, uint32_t spad_byte
 			FAIL("core %u: buffers take %u bytes; a %u-byte scratchpad has %u above its program area",
 			     core, c->spad_bytes, spad_bytes, spad_bytes - SPK_SPAD_RESERVED_BYTES);
 		for (unsigned i = 0; i < c->num_streams; i++) {
-			const struct pb_stream *s = &c->streams[i];
-			const struct pb_endpoint *ends[2] = { &s->src, &s->dst };
-			spyre_status st;
-
-			producer[i] = consumer[i] = -1;
-			for (int e = 0; e < 2; e++) {
-				const struct pb_endpoint *ep = ends[e];
-				const char *name = e ? "dst" : "src";
-
-				if (ep->kind == SPK_EP_DRAM && ep->ref >= p->num_args)
-					FAIL("core %u stream %u: %s.ref is argument %u; the kernel has %u",
-					     core, i, name, ep->ref, p->num_args);
-				if (ep->kind == SPK_EP_SCRATCH) {
-					if (ep->ref >= c->num_buffers)
-						FAIL("core %u stream %u: %s.ref is buffer %u; core %u has %u",
-						     core, i, name, ep->ref, core, c->num_buffers);
-					for (unsigned j = 0; j < c->num_streams; j++)
-						if (c->streams[j].fifo_buffer == ep->ref)
-							FAIL("core %u stream %u: %s.ref is buffer %u, the FIFO of stream %u",
-							     core, i, name, ep->ref, j);
-				}
-				if (ep->kind == SPK_EP_DRAM || ep->kind == SPK_EP_SCRATCH) {
-					st = check_pattern(core, i, name, c, ep, s->total_sticks);
-					if (st)
-						return st;
-				}
-			}
-			if (s->dst.kind == SPK_EP_RING) {
-				for (uint32_t peer = 0; peer < NUM_CORES; peer++) {
-					const struct pb_core *pc = &p->cores[peer];
-					const struct pb_stream *ps;
-
-					if (!(s->dst.core & (1u << peer)))
-						continue;
-					ps = (p->core_mask & (1u << peer)) && s->dst.ref < pc->num_streams ?
-						     &pc->streams[s->dst.ref] : NULL;
-					if (!ps || ps->src.kind != SPK_EP_RING || ps->src.core != core ||
-					    ps->src.ref != i || ps->total_sticks != s->total_sticks)
-						FAIL("core %u stream %u: dst sends to core %u stream %u, which must be a ring source naming core %u stream %u with %u sticks",
-						     core, i, peer, s->dst.ref, core, i, s->total_sticks);
-				}
-			}
-			if (s->src.kind == SPK_EP_RING) {
-				const struct pb_core *pc = &p->cores[s->src.core];
-				const struct pb_stream *ps;
-
-				ps = (p->core_mask & (1u << s->src.core)) &&
-						     s->src.ref < pc->num_streams ?
-					     &pc->streams[s->src.ref] : NULL;
-				if (!ps || ps->dst.kind != SPK_EP_RING || !(ps->dst.core & (1u << core)) ||
-				    ps->dst.ref != i)
-					FAIL("core %u stream %u: src receives from core %u stream %u, which must be a ring destination naming core %u stream %u",
-					     core, i, s->src.core, s->src.ref, core, i);
-			}
+			st = check_stream_ends(p, c, core, i);
+			if (!st)
+				st = check_ring_pairs(p, core, i);
+			if (st)
+				return st;
 		}
-		for (unsigned o = 0; o < c->num_ops; o++) {
-			const struct pb_op *op = &c->ops[o];
-			uint64_t fire_out = op->opcode == SPK_OPC_MATMUL ? op->firings / op->k_steps :
-									   op->firings;
-
-			if (op->opcode == SPK_OPC_MATMUL) {
-				uint64_t need = (uint64_t)op->rows *
-						spk_sticks_for(op->row_elems, SPK_DT_FP32) * SPK_STICK_BYTES;
-
-				if (op->acc_buffer >= c->num_buffers || c->buf_bytes[op->acc_buffer] < need)
-					FAIL("core %u op %u: acc_buffer %u must be a buffer of at least %llu bytes",
-					     core, o, op->acc_buffer, (unsigned long long)need);
-			}
-			for (int j = -1; j < 3; j++) {
-				uint16_t sid = j < 0 ? op->out : op->in[j];
-				const struct pb_stream *s;
-				uint64_t per, all;
-				char field[8];
-
-				if (sid == SPK_NONE)
-					continue;
-				snprintf(field, sizeof(field), j < 0 ? "out" : "in[%d]", j);
-				if (sid >= c->num_streams)
-					FAIL("core %u op %u: %s is stream %u; core %u has %u", core, o,
-					     field, sid, core, c->num_streams);
-				s = &c->streams[sid];
-				if ((j < 0 ? s->src.kind : s->dst.kind) != SPK_EP_OP)
-					FAIL("core %u op %u: %s is stream %u, whose %s is not spyre_endpoint_op()",
-					     core, o, field, sid, j < 0 ? "src" : "dst");
-				if ((j < 0 ? producer : consumer)[sid] >= 0)
-					FAIL("core %u op %u: %s is stream %u, already bound to op %d", core,
-					     o, field, sid, (j < 0 ? producer : consumer)[sid]);
-				(j < 0 ? producer : consumer)[sid] = (int)o;
-				per = op_sticks(op, j);
-				all = per * (j < 0 ? fire_out : op->firings);
-				if (all != s->total_sticks)
-					FAIL("core %u op %u: %s moves %llu sticks (%llu a firing), stream %u has total_sticks %u",
-					     core, o, field, (unsigned long long)all,
-					     (unsigned long long)per, sid, s->total_sticks);
-				if (per > s->fifo_sticks)
-					FAIL("core %u op %u: a firing needs %llu sticks on %s, stream %u's fifo_sticks is %u",
-					     core, o, (unsigned long long)per, field, sid, s->fifo_sticks);
-			}
-		}
-		for (unsigned i = 0; i < c->num_streams; i++) {
-			if (c->streams[i].src.kind == SPK_EP_OP && producer[i] < 0)
-				FAIL("core %u stream %u: src is an op end but no op has it as out", core, i);
-			if (c->streams[i].dst.kind == SPK_EP_OP && consumer[i] < 0)
-				FAIL("core %u stream %u: dst is an op end but no op has it in in[]", core, i);
-		}
+		st = check_ops(c, core);
+		if (st)
+			return st;
 	}
 	return SPYRE_SUCCESS;
 }
