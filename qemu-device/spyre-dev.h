@@ -58,13 +58,11 @@ typedef struct SpyreMmuCache {
     SpyreMmuCacheEntry leaf[SPYRE_TLB_ENTRIES];
 } SpyreMmuCache;
 
-typedef struct SpyreQueue {
-    SpyreState *s;
-    int index;
-    QemuThread thread;
-    QemuCond work;          /* the worker waits here for commands (s->lock) */
-
-    /* Registers */
+/*
+ * A queue's guest-visible registers (docs/hardware.md, "Command queue"):
+ * all 0 after reset, so a reset is one assignment.
+ */
+typedef struct SpyreQueueRegs {
     uint64_t base;
     uint32_t size;
     uint32_t ctrl;          /* ENABLE and PRIORITY; RESUME is not stored */
@@ -77,9 +75,18 @@ typedef struct SpyreQueue {
     uint32_t error_sub_index;
     uint32_t engine_status;  /* engine status of the last failed LAUNCH */
     uint64_t busy_ns;
+    bool stopped;           /* STATUS STOPPED: a command failed, until RESUME */
+} SpyreQueueRegs;
+
+typedef struct SpyreQueue {
+    SpyreState *s;
+    int index;
+    QemuThread thread;
+    QemuCond work;          /* the worker waits here for commands (s->lock) */
+
+    SpyreQueueRegs regs;
 
     /* State */
-    bool stopped;           /* a command failed; waiting for RESUME */
     bool running;           /* the worker is executing a command */
     uint64_t run_generation; /* device generation when it started */
     bool dma_waiting;       /* wants the DMA engine */
@@ -89,11 +96,63 @@ typedef struct SpyreQueue {
     SpyreMmuCache mmu_cache;  /* spyre-mmu.c; only the worker uses it */
 } SpyreQueue;
 
+/*
+ * The device's guest-visible registers outside the queues and telemetry
+ * (docs/hardware.md: global, MMU context and fault, fault injection): all
+ * 0 after reset except INT_MASK.
+ */
+typedef struct SpyreRegs {
+    uint32_t scratch;
+    uint32_t irq_test_count;
+    uint32_t int_status;
+    uint32_t int_mask;
+    uint32_t err_status;
+    uint32_t err_addr;
+    uint32_t time_hi_latch;
+    uint64_t aperture_base;
+    uint32_t aperture_lo_staged;
+    uint64_t ctx_root[SPYRE_NUM_CONTEXTS];
+    uint32_t ctx_ctrl[SPYRE_NUM_CONTEXTS];
+    uint32_t fault_status;
+    uint64_t fault_addr;
+    uint32_t fault_context;
+    uint32_t fault_queue;
+    uint32_t fault_access;
+    uint32_t fault_reason;
+    uint32_t dbg_hang;
+    uint32_t dbg_dma_error;
+} SpyreRegs;
+
+/*
+ * The telemetry block's counters and the power/thermal model behind
+ * TEMP_MC and POWER_MW: all 0 after reset except the model's clock and
+ * its idle temperature.
+ */
+typedef struct SpyreTelemetry {
+    uint64_t cmd_count;
+    uint64_t bytes_moved;
+    uint32_t fault_count;
+    uint32_t error_count;
+    uint64_t busy_ns;       /* time any queue was running a command */
+    int running_queues;
+    int64_t busy_since_ns;
+    uint64_t dma_busy_ns;   /* time the DMA engine was held */
+    uint32_t launch_count;
+    uint64_t launch_ns;     /* modelled device time of LAUNCHes */
+    uint64_t engine_dram_bytes;
+    uint64_t engine_ring_bytes;
+    uint64_t core_busy_cycles[SPYRE_NUM_CORES];
+    int64_t model_time_ns;  /* power/thermal model state */
+    uint64_t model_dma_busy_ns;
+    double utilisation;
+    double temp_c;
+} SpyreTelemetry;
+
 struct SpyreState {
     PCIDevice parent_obj;
 
     MemoryRegion bar0;
-    MemoryRegion regs;
+    MemoryRegion mmio;      /* the registers, in BAR0 below the MSI-X table */
     MemoryRegion mem;       /* device memory, sparse host RAM */
     MemoryRegion bar2;
     MemoryRegion aperture;  /* alias of mem, moved by APERTURE_BASE */
@@ -116,47 +175,11 @@ struct SpyreState {
     int dma_last;           /* last holder, for round robin */
     uint64_t mmu_epoch;     /* bumped by MMU_INVALIDATE and reset */
 
-    /* Registers */
-    uint32_t scratch;
-    uint32_t irq_test_count;
-    uint32_t int_status;
-    uint32_t int_mask;
-    uint32_t err_status;
-    uint32_t err_addr;
-    uint32_t time_hi_latch;
+    /* Device time is spyre_now_ns() - time_base_ns (read without lock). */
     int64_t time_base_ns;
-    uint64_t aperture_base;
-    uint32_t aperture_lo_staged;
-    uint64_t ctx_root[SPYRE_NUM_CONTEXTS];
-    uint32_t ctx_ctrl[SPYRE_NUM_CONTEXTS];
-    uint32_t fault_status;
-    uint64_t fault_addr;
-    uint32_t fault_context;
-    uint32_t fault_queue;
-    uint32_t fault_access;
-    uint32_t fault_reason;
-    uint32_t dbg_hang;
-    uint32_t dbg_dma_error;
+    SpyreRegs regs;
+    SpyreTelemetry telem;
     SpyreQueue queues[SPYRE_NUM_QUEUES];
-
-    /* Telemetry */
-    uint64_t cmd_count;
-    uint64_t bytes_moved;
-    uint32_t fault_count;
-    uint32_t error_count;
-    uint64_t busy_ns;       /* time any queue was running a command */
-    int running_queues;
-    int64_t busy_since_ns;
-    uint64_t dma_busy_ns;   /* time the DMA engine was held */
-    uint32_t launch_count;
-    uint64_t launch_ns;     /* modelled device time of LAUNCHes */
-    uint64_t engine_dram_bytes;
-    uint64_t engine_ring_bytes;
-    uint64_t core_busy_cycles[SPYRE_NUM_CORES];
-    int64_t model_time_ns;  /* power/thermal model state */
-    uint64_t model_dma_busy_ns;
-    double utilisation;
-    double temp_c;
 };
 
 /* spyre.c */

@@ -271,12 +271,13 @@ static void spyre_launch_account(SpyreExec *e,
 
     qemu_mutex_lock(&s->lock);
     if (e->generation == s->generation) {
-        s->launch_count++;
-        s->launch_ns += st->device_ns;
-        s->engine_dram_bytes += st->dram_read_bytes + st->dram_write_bytes;
-        s->engine_ring_bytes += st->ring_bytes;
+        s->telem.launch_count++;
+        s->telem.launch_ns += st->device_ns;
+        s->telem.engine_dram_bytes += st->dram_read_bytes +
+                                      st->dram_write_bytes;
+        s->telem.engine_ring_bytes += st->ring_bytes;
         for (c = 0; c < SPYRE_NUM_CORES; c++) {
-            s->core_busy_cycles[c] += st->busy_cycles[c];
+            s->telem.core_busy_cycles[c] += st->busy_cycles[c];
         }
     }
     qemu_mutex_unlock(&s->lock);
@@ -286,7 +287,7 @@ static void spyre_launch_record_engine_status(SpyreExec *e, int status)
 {
     qemu_mutex_lock(&e->s->lock);
     if (e->generation == e->s->generation) {
-        e->q->engine_status = status;
+        e->q->regs.engine_status = status;
     }
     qemu_mutex_unlock(&e->s->lock);
 }

@@ -26,9 +26,9 @@ void spyre_exec_init(SpyreExec *e, SpyreQueue *q)
     e->s = s;
     e->q = q;
     e->generation = s->generation;
-    e->context = q->context;
-    e->ctx_valid = s->ctx_ctrl[q->context] & SPYRE_CTX_VALID;
-    e->root = s->ctx_root[q->context];
+    e->context = q->regs.context;
+    e->ctx_valid = s->regs.ctx_ctrl[q->regs.context] & SPYRE_CTX_VALID;
+    e->root = s->regs.ctx_root[q->regs.context];
     e->mc = &q->mmu_cache;
     e->nested = false;
     e->sub_index = 0;
@@ -46,16 +46,16 @@ static void spyre_record_fault(SpyreExec *e, uint64_t va, int access,
     trace_spyre_mmu_fault(e->q->index, e->context, va, access, reason);
     qemu_mutex_lock(&s->lock);
     if (e->generation == s->generation) {
-        s->fault_count++;
-        if (s->fault_status & SPYRE_FAULT_VALID) {
-            s->fault_status |= SPYRE_FAULT_OVERFLOW;
+        s->telem.fault_count++;
+        if (s->regs.fault_status & SPYRE_FAULT_VALID) {
+            s->regs.fault_status |= SPYRE_FAULT_OVERFLOW;
         } else {
-            s->fault_status = SPYRE_FAULT_VALID;
-            s->fault_addr = va;
-            s->fault_context = e->context;
-            s->fault_queue = e->q->index;
-            s->fault_access = access;
-            s->fault_reason = reason;
+            s->regs.fault_status = SPYRE_FAULT_VALID;
+            s->regs.fault_addr = va;
+            s->regs.fault_context = e->context;
+            s->regs.fault_queue = e->q->index;
+            s->regs.fault_access = access;
+            s->regs.fault_reason = reason;
         }
         spyre_raise_locked(s, SPYRE_INT_MMU_FAULT);
     }

@@ -46,7 +46,8 @@ bool spyre_exec_aborted(SpyreExec *e)
 
 static int spyre_queue_priority(SpyreQueue *q)
 {
-    return (q->ctrl & SPYRE_QCTRL_PRIORITY_MASK) >> SPYRE_QCTRL_PRIORITY_SHIFT;
+    return (q->regs.ctrl & SPYRE_QCTRL_PRIORITY_MASK) >>
+           SPYRE_QCTRL_PRIORITY_SHIFT;
 }
 
 /* Among queues waiting for the engine: highest priority, then round robin. */
@@ -97,8 +98,8 @@ static void spyre_dma_release(SpyreExec *e, uint64_t bytes, int64_t ns)
     s->dma_owner = -1;
     s->dma_last = e->q->index;
     if (e->generation == s->generation) {
-        s->bytes_moved += bytes;
-        s->dma_busy_ns += ns;
+        s->telem.bytes_moved += bytes;
+        s->telem.dma_busy_ns += ns;
     }
     /* Wake only the queues waiting for the engine, and only if any. */
     for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
@@ -367,8 +368,8 @@ static uint32_t spyre_cmd_call(SpyreExec *e, const SpyreCmd *c,
     qemu_mutex_lock(&e->s->lock);
     inner = *e;
     inner.context = ctx;
-    inner.ctx_valid = e->s->ctx_ctrl[ctx] & SPYRE_CTX_VALID;
-    inner.root = e->s->ctx_root[ctx];
+    inner.ctx_valid = e->s->regs.ctx_ctrl[ctx] & SPYRE_CTX_VALID;
+    inner.root = e->s->regs.ctx_root[ctx];
     inner.nested = true;
     qemu_mutex_unlock(&e->s->lock);
 
@@ -446,8 +447,8 @@ static uint32_t spyre_cmd_execute(SpyreExec *e, const SpyreCmd *c,
 
 static bool spyre_queue_has_work_locked(SpyreQueue *q)
 {
-    return (q->ctrl & SPYRE_QCTRL_ENABLE) && !q->stopped &&
-           q->head != q->tail && !q->s->stopping;
+    return (q->regs.ctrl & SPYRE_QCTRL_ENABLE) && !q->regs.stopped &&
+           q->regs.head != q->regs.tail && !q->s->stopping;
 }
 
 /* Decrement an injection countdown; true when it fires on this command. */
@@ -470,16 +471,16 @@ static void spyre_queue_finish_locked(SpyreQueue *q, uint32_t status,
     SpyreState *s = q->s;
 
     q->running = false;
-    q->head = (q->head + 1) & (q->size - 1);
-    q->completed++;
-    q->last_status = status;
-    q->busy_ns += ns;
-    s->cmd_count++;
+    q->regs.head = (q->regs.head + 1) & (q->regs.size - 1);
+    q->regs.completed++;
+    q->regs.last_status = status;
+    q->regs.busy_ns += ns;
+    s->telem.cmd_count++;
     if (status != SPYRE_CMD_STATUS_SUCCESS) {
-        q->stopped = true;
-        q->error_index = (q->head - 1) & (q->size - 1);
-        q->error_sub_index = sub_index;
-        s->error_count++;
+        q->regs.stopped = true;
+        q->regs.error_index = (q->regs.head - 1) & (q->regs.size - 1);
+        q->regs.error_sub_index = sub_index;
+        s->telem.error_count++;
         spyre_raise_locked(s, SPYRE_INT_CMD_ERROR);
     }
 }
@@ -488,10 +489,10 @@ static void spyre_busy_account_locked(SpyreState *s, int delta)
 {
     int64_t now = spyre_now_ns();
 
-    if (delta > 0 && s->running_queues++ == 0) {
-        s->busy_since_ns = now;
-    } else if (delta < 0 && --s->running_queues == 0) {
-        s->busy_ns += now - s->busy_since_ns;
+    if (delta > 0 && s->telem.running_queues++ == 0) {
+        s->telem.busy_since_ns = now;
+    } else if (delta < 0 && --s->telem.running_queues == 0) {
+        s->telem.busy_ns += now - s->telem.busy_since_ns;
     }
 }
 
@@ -515,7 +516,7 @@ static void *spyre_queue_worker(void *opaque)
             qemu_cond_wait(&q->work, &s->lock);
             continue;
         }
-        entry = q->base + (uint64_t)q->head * SPYRE_CMD_SIZE;
+        entry = q->regs.base + (uint64_t)q->regs.head * SPYRE_CMD_SIZE;
         spyre_exec_init(&e, q);
         hang = spyre_injection_fires(&q->hang_countdown);
         dma_error = spyre_injection_fires(&q->dma_error_countdown);
@@ -532,7 +533,7 @@ static void *spyre_queue_worker(void *opaque)
             entry = UINT64_MAX;
         } else {
             spyre_cmd_decode(raw, &c);
-            trace_spyre_cmd_start(q->index, q->head, c.opcode);
+            trace_spyre_cmd_start(q->index, q->regs.head, c.opcode);
             if (hang) {
                 status = spyre_hang(&e);
             } else if (dma_error) {

@@ -63,10 +63,10 @@ void spyre_raise_locked(SpyreState *s, uint32_t cause)
 {
     uint32_t vectors;
 
-    s->int_status |= cause;
-    vectors = spyre_cause_vectors(cause & ~s->int_mask);
+    s->regs.int_status |= cause;
+    vectors = spyre_cause_vectors(cause & ~s->regs.int_mask);
     if (vectors) {
-        trace_spyre_irq(vectors, s->int_status);
+        trace_spyre_irq(vectors, s->regs.int_status);
         s->irq_vectors |= vectors;
         qemu_bh_schedule(s->irq_bh);
     }
@@ -110,47 +110,50 @@ static void spyre_guest_error(SpyreState *s, uint32_t code, hwaddr addr,
 {
     qemu_log_mask(LOG_GUEST_ERROR, "spyre: %s at BAR0 offset 0x%" HWADDR_PRIx
                   "\n", what, addr);
-    s->err_status = code;
-    s->err_addr = addr;
+    s->regs.err_status = code;
+    s->regs.err_addr = addr;
     spyre_raise_locked(s, SPYRE_INT_GUEST_ERROR);
 }
 
-static void spyre_telemetry_update_locked(SpyreState *s)
+static void spyre_telemetry_update_locked(SpyreTelemetry *tm)
 {
     int64_t now = spyre_now_ns();
-    double dt = now - s->model_time_ns, inst, power_w;
+    double dt = now - tm->model_time_ns, inst, power_w, target_c;
 
     if (dt <= 0) {
         return;
     }
-    inst = (s->dma_busy_ns - s->model_dma_busy_ns) / dt;
+    inst = (tm->dma_busy_ns - tm->model_dma_busy_ns) / dt;
     inst = MIN(MAX(inst, 0.0), 1.0);
-    s->utilisation += (1.0 - exp(-dt / SPYRE_UTIL_TAU_NS)) *
-                      (inst - s->utilisation);
+    tm->utilisation += (1.0 - exp(-dt / SPYRE_UTIL_TAU_NS)) *
+                       (inst - tm->utilisation);
     power_w = (SPYRE_POWER_IDLE_MW + (SPYRE_POWER_MAX_MW - SPYRE_POWER_IDLE_MW)
-               * s->utilisation) / 1000.0;
-    s->temp_c += (1.0 - exp(-dt / SPYRE_TEMP_TAU_NS)) *
-                 (SPYRE_TEMP_AMBIENT + SPYRE_TEMP_PER_W * power_w - s->temp_c);
-    s->model_time_ns = now;
-    s->model_dma_busy_ns = s->dma_busy_ns;
+               * tm->utilisation) / 1000.0;
+    target_c = SPYRE_TEMP_AMBIENT + SPYRE_TEMP_PER_W * power_w;
+    tm->temp_c += (1.0 - exp(-dt / SPYRE_TEMP_TAU_NS)) *
+                  (target_c - tm->temp_c);
+    tm->model_time_ns = now;
+    tm->model_dma_busy_ns = tm->dma_busy_ns;
 }
 
-static uint32_t spyre_power_mw(const SpyreState *s)
+static uint32_t spyre_power_mw(const SpyreTelemetry *tm)
 {
     return SPYRE_POWER_IDLE_MW +
-           (SPYRE_POWER_MAX_MW - SPYRE_POWER_IDLE_MW) * s->utilisation;
+           (SPYRE_POWER_MAX_MW - SPYRE_POWER_IDLE_MW) * tm->utilisation;
 }
 
 static uint32_t spyre_queue_state(const SpyreQueue *q)
 {
-    if (!(q->ctrl & SPYRE_QCTRL_ENABLE)) {
+    if (!(q->regs.ctrl & SPYRE_QCTRL_ENABLE)) {
         return SPYRE_QSTATE_DISABLED;
     }
-    if (q->stopped) {
+    if (q->regs.stopped) {
         return SPYRE_QSTATE_STOPPED;
     }
-    return q->running || q->head != q->tail ? SPYRE_QSTATE_BUSY
-                                            : SPYRE_QSTATE_IDLE;
+    if (q->running || q->regs.head != q->regs.tail) {
+        return SPYRE_QSTATE_BUSY;
+    }
+    return SPYRE_QSTATE_IDLE;
 }
 
 static bool spyre_decode(hwaddr addr, hwaddr base, hwaddr stride, int count,
@@ -174,25 +177,25 @@ static bool spyre_queue_peek(const SpyreQueue *q, hwaddr off, uint64_t *val)
 {
     switch (off) {
     case SPYRE_QREG_BASE_LO:
-        *val = (uint32_t)q->base;
+        *val = (uint32_t)q->regs.base;
         return true;
     case SPYRE_QREG_BASE_HI:
-        *val = q->base >> 32;
+        *val = q->regs.base >> 32;
         return true;
     case SPYRE_QREG_SIZE:
-        *val = q->size;
+        *val = q->regs.size;
         return true;
     case SPYRE_QREG_CTRL:
-        *val = q->ctrl;
+        *val = q->regs.ctrl;
         return true;
     case SPYRE_QREG_CONTEXT:
-        *val = q->context;
+        *val = q->regs.context;
         return true;
     case SPYRE_QREG_HEAD:
-        *val = q->head;
+        *val = q->regs.head;
         return true;
     case SPYRE_QREG_TAIL:
-        *val = q->tail;
+        *val = q->regs.tail;
         return true;
     case SPYRE_QREG_DOORBELL:
         *val = 0;
@@ -201,28 +204,28 @@ static bool spyre_queue_peek(const SpyreQueue *q, hwaddr off, uint64_t *val)
         *val = spyre_queue_state(q);
         return true;
     case SPYRE_QREG_COMPLETED_LO:
-        *val = (uint32_t)q->completed;
+        *val = (uint32_t)q->regs.completed;
         return true;
     case SPYRE_QREG_COMPLETED_HI:
-        *val = q->completed >> 32;
+        *val = q->regs.completed >> 32;
         return true;
     case SPYRE_QREG_LAST_STATUS:
-        *val = q->last_status;
+        *val = q->regs.last_status;
         return true;
     case SPYRE_QREG_ERROR_INDEX:
-        *val = q->error_index;
+        *val = q->regs.error_index;
         return true;
     case SPYRE_QREG_BUSY_NS_LO:
-        *val = (uint32_t)q->busy_ns;
+        *val = (uint32_t)q->regs.busy_ns;
         return true;
     case SPYRE_QREG_BUSY_NS_HI:
-        *val = q->busy_ns >> 32;
+        *val = q->regs.busy_ns >> 32;
         return true;
     case SPYRE_QREG_ERROR_SUB_INDEX:
-        *val = q->error_sub_index;
+        *val = q->regs.error_sub_index;
         return true;
     case SPYRE_QREG_ENGINE_STATUS:
-        *val = q->engine_status;
+        *val = q->regs.engine_status;
         return true;
     }
     return false;
@@ -233,13 +236,13 @@ static bool spyre_ctx_peek(const SpyreState *s, int c, hwaddr off,
 {
     switch (off) {
     case SPYRE_CTXREG_ROOT_LO:
-        *val = (uint32_t)s->ctx_root[c];
+        *val = (uint32_t)s->regs.ctx_root[c];
         return true;
     case SPYRE_CTXREG_ROOT_HI:
-        *val = s->ctx_root[c] >> 32;
+        *val = s->regs.ctx_root[c] >> 32;
         return true;
     case SPYRE_CTXREG_CTRL:
-        *val = s->ctx_ctrl[c];
+        *val = s->regs.ctx_ctrl[c];
         return true;
     }
     return false;
@@ -292,26 +295,26 @@ static bool spyre_ctrl_peek(const SpyreState *s, hwaddr addr, uint64_t *val)
 {
     switch (addr) {
     case SPYRE_REG_SCRATCH:
-        *val = s->scratch;
+        *val = s->regs.scratch;
         return true;
     case SPYRE_REG_IRQ_TEST:
     case SPYRE_REG_DEV_CTRL:
         *val = 0;
         return true;
     case SPYRE_REG_IRQ_TEST_COUNT:
-        *val = s->irq_test_count;
+        *val = s->regs.irq_test_count;
         return true;
     case SPYRE_REG_INT_STATUS:
-        *val = s->int_status;
+        *val = s->regs.int_status;
         return true;
     case SPYRE_REG_INT_MASK:
-        *val = s->int_mask;
+        *val = s->regs.int_mask;
         return true;
     case SPYRE_REG_ERR_STATUS:
-        *val = s->err_status;
+        *val = s->regs.err_status;
         return true;
     case SPYRE_REG_ERR_ADDR:
-        *val = s->err_addr;
+        *val = s->regs.err_addr;
         return true;
     case SPYRE_REG_DEV_STATUS:
         *val = spyre_resetting_locked(s) ? SPYRE_DEV_STATUS_RESETTING
@@ -321,13 +324,13 @@ static bool spyre_ctrl_peek(const SpyreState *s, hwaddr addr, uint64_t *val)
         *val = (uint32_t)spyre_device_time_ns(s);
         return true;
     case SPYRE_REG_TIME_HI:
-        *val = s->time_hi_latch;
+        *val = s->regs.time_hi_latch;
         return true;
     case SPYRE_REG_APERTURE_BASE_LO:
-        *val = (uint32_t)s->aperture_base;
+        *val = (uint32_t)s->regs.aperture_base;
         return true;
     case SPYRE_REG_APERTURE_BASE_HI:
-        *val = s->aperture_base >> 32;
+        *val = s->regs.aperture_base >> 32;
         return true;
     }
     return false;
@@ -341,32 +344,32 @@ static bool spyre_mmu_peek(const SpyreState *s, hwaddr addr, uint64_t *val)
         *val = 0;
         return true;
     case SPYRE_REG_FAULT_STATUS:
-        *val = s->fault_status;
+        *val = s->regs.fault_status;
         return true;
     case SPYRE_REG_FAULT_ADDR_LO:
-        *val = (uint32_t)s->fault_addr;
+        *val = (uint32_t)s->regs.fault_addr;
         return true;
     case SPYRE_REG_FAULT_ADDR_HI:
-        *val = s->fault_addr >> 32;
+        *val = s->regs.fault_addr >> 32;
         return true;
     case SPYRE_REG_FAULT_CONTEXT:
-        *val = s->fault_context;
+        *val = s->regs.fault_context;
         return true;
     case SPYRE_REG_FAULT_QUEUE:
-        *val = s->fault_queue;
+        *val = s->regs.fault_queue;
         return true;
     case SPYRE_REG_FAULT_ACCESS:
-        *val = s->fault_access;
+        *val = s->regs.fault_access;
         return true;
     case SPYRE_REG_FAULT_REASON:
-        *val = s->fault_reason;
+        *val = s->regs.fault_reason;
         return true;
     }
     return false;
 }
 
 /* Telemetry, CORE_BUSY included; TEMP_MC and POWER_MW as last modelled. */
-static bool spyre_telemetry_peek(const SpyreState *s, hwaddr addr,
+static bool spyre_telemetry_peek(const SpyreTelemetry *tm, hwaddr addr,
                                  uint64_t *val)
 {
     hwaddr off;
@@ -375,61 +378,61 @@ static bool spyre_telemetry_peek(const SpyreState *s, hwaddr addr,
 
     if (spyre_decode(addr, SPYRE_REG_CORE_BUSY_LO(0), 8, SPYRE_NUM_CORES,
                      &c, &off)) {
-        *val = off ? s->core_busy_cycles[c] >> 32
-                   : (uint32_t)s->core_busy_cycles[c];
+        *val = off ? tm->core_busy_cycles[c] >> 32
+                   : (uint32_t)tm->core_busy_cycles[c];
         return true;
     }
     switch (addr) {
     case SPYRE_REG_TEMP_MC:
-        *val = s->temp_c * 1000.0;
+        *val = tm->temp_c * 1000.0;
         return true;
     case SPYRE_REG_POWER_MW:
-        *val = spyre_power_mw(s);
+        *val = spyre_power_mw(tm);
         return true;
     case SPYRE_REG_BUSY_NS_LO:
     case SPYRE_REG_BUSY_NS_HI:
-        t = s->busy_ns + (s->running_queues ? spyre_now_ns() - s->busy_since_ns
-                                            : 0);
+        t = tm->busy_ns + (tm->running_queues ? spyre_now_ns() -
+                                                tm->busy_since_ns : 0);
         *val = addr == SPYRE_REG_BUSY_NS_LO ? (uint32_t)t : t >> 32;
         return true;
     case SPYRE_REG_CMD_COUNT_LO:
-        *val = (uint32_t)s->cmd_count;
+        *val = (uint32_t)tm->cmd_count;
         return true;
     case SPYRE_REG_CMD_COUNT_HI:
-        *val = s->cmd_count >> 32;
+        *val = tm->cmd_count >> 32;
         return true;
     case SPYRE_REG_BYTES_LO:
-        *val = (uint32_t)s->bytes_moved;
+        *val = (uint32_t)tm->bytes_moved;
         return true;
     case SPYRE_REG_BYTES_HI:
-        *val = s->bytes_moved >> 32;
+        *val = tm->bytes_moved >> 32;
         return true;
     case SPYRE_REG_FAULT_COUNT:
-        *val = s->fault_count;
+        *val = tm->fault_count;
         return true;
     case SPYRE_REG_ERROR_COUNT:
-        *val = s->error_count;
+        *val = tm->error_count;
         return true;
     case SPYRE_REG_LAUNCH_COUNT:
-        *val = s->launch_count;
+        *val = tm->launch_count;
         return true;
     case SPYRE_REG_LAUNCH_NS_LO:
-        *val = (uint32_t)s->launch_ns;
+        *val = (uint32_t)tm->launch_ns;
         return true;
     case SPYRE_REG_LAUNCH_NS_HI:
-        *val = s->launch_ns >> 32;
+        *val = tm->launch_ns >> 32;
         return true;
     case SPYRE_REG_DRAM_BYTES_LO:
-        *val = (uint32_t)s->engine_dram_bytes;
+        *val = (uint32_t)tm->engine_dram_bytes;
         return true;
     case SPYRE_REG_DRAM_BYTES_HI:
-        *val = s->engine_dram_bytes >> 32;
+        *val = tm->engine_dram_bytes >> 32;
         return true;
     case SPYRE_REG_RING_BYTES_LO:
-        *val = (uint32_t)s->engine_ring_bytes;
+        *val = (uint32_t)tm->engine_ring_bytes;
         return true;
     case SPYRE_REG_RING_BYTES_HI:
-        *val = s->engine_ring_bytes >> 32;
+        *val = tm->engine_ring_bytes >> 32;
         return true;
     }
     return false;
@@ -439,15 +442,16 @@ static bool spyre_global_peek(const SpyreState *s, hwaddr addr,
                               uint64_t *val)
 {
     if (spyre_caps_peek(s, addr, val) || spyre_ctrl_peek(s, addr, val) ||
-        spyre_mmu_peek(s, addr, val) || spyre_telemetry_peek(s, addr, val)) {
+        spyre_mmu_peek(s, addr, val) ||
+        spyre_telemetry_peek(&s->telem, addr, val)) {
         return true;
     }
     switch (addr) {
     case SPYRE_REG_DBG_HANG:
-        *val = s->dbg_hang;
+        *val = s->regs.dbg_hang;
         return true;
     case SPYRE_REG_DBG_DMA_ERROR:
-        *val = s->dbg_dma_error;
+        *val = s->regs.dbg_dma_error;
         return true;
     }
     return false;
@@ -486,12 +490,12 @@ static bool spyre_reg_read_locked(SpyreState *s, hwaddr addr, uint64_t *val)
     case SPYRE_REG_TIME_LO:
         /* One sample for both halves: HI then reads the time LO saw. */
         t = spyre_device_time_ns(s);
-        s->time_hi_latch = t >> 32;
+        s->regs.time_hi_latch = t >> 32;
         *val = (uint32_t)t;
         return true;
     case SPYRE_REG_TEMP_MC:
     case SPYRE_REG_POWER_MW:
-        spyre_telemetry_update_locked(s);
+        spyre_telemetry_update_locked(&s->telem);
         break;
     }
     return spyre_reg_peek(s, addr, val);
@@ -521,67 +525,25 @@ static uint64_t spyre_reg_read(void *opaque, hwaddr addr, unsigned size)
 /* Put every register back to its reset value; commands in flight abort. */
 static void spyre_reset_locked(SpyreState *s)
 {
+    int64_t now = spyre_now_ns();
     int i;
 
     s->generation++;
     s->mmu_epoch++;
-    s->scratch = 0;
-    s->irq_test_count = 0;
-    s->int_status = 0;
-    s->int_mask = SPYRE_INT_ALL;
     s->irq_vectors = 0;
-    s->err_status = SPYRE_ERR_NONE;
-    s->err_addr = 0;
-    s->time_hi_latch = 0;
-    qatomic_set(&s->time_base_ns, spyre_now_ns());
-    s->aperture_base = 0;
-    s->aperture_lo_staged = 0;
-    memset(s->ctx_root, 0, sizeof(s->ctx_root));
-    memset(s->ctx_ctrl, 0, sizeof(s->ctx_ctrl));
-    s->fault_status = 0;
-    s->fault_addr = 0;
-    s->fault_context = 0;
-    s->fault_queue = 0;
-    s->fault_access = 0;
-    s->fault_reason = 0;
-    s->dbg_hang = 0;
-    s->dbg_dma_error = 0;
-    s->cmd_count = 0;
-    s->bytes_moved = 0;
-    s->launch_count = 0;
-    s->launch_ns = 0;
-    s->engine_dram_bytes = 0;
-    s->engine_ring_bytes = 0;
-    memset(s->core_busy_cycles, 0, sizeof(s->core_busy_cycles));
-    s->fault_count = 0;
-    s->error_count = 0;
-    s->busy_ns = 0;
-    s->running_queues = 0;  /* aborted commands no longer count */
-    s->busy_since_ns = spyre_now_ns();
-    s->dma_busy_ns = 0;
-    s->model_dma_busy_ns = 0;
-    s->model_time_ns = spyre_now_ns();
-    s->utilisation = 0;
-    s->temp_c = SPYRE_TEMP_AMBIENT + SPYRE_TEMP_PER_W *
-                SPYRE_POWER_IDLE_MW / 1000.0;
+    qatomic_set(&s->time_base_ns, now);
+    s->regs = (SpyreRegs) { .int_mask = SPYRE_INT_ALL };
+    /* running_queues 0: commands the reset aborts no longer count. */
+    s->telem = (SpyreTelemetry) {
+        .busy_since_ns = now,
+        .model_time_ns = now,
+        .temp_c = SPYRE_TEMP_AMBIENT +
+                  SPYRE_TEMP_PER_W * SPYRE_POWER_IDLE_MW / 1000.0,
+    };
     for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
-        SpyreQueue *q = &s->queues[i];
-
-        q->base = 0;
-        q->size = 0;
-        q->ctrl = 0;
-        q->context = 0;
-        q->head = 0;
-        q->tail = 0;
-        q->completed = 0;
-        q->last_status = 0;
-        q->error_index = 0;
-        q->error_sub_index = 0;
-        q->engine_status = 0;
-        q->busy_ns = 0;
-        q->stopped = false;
-        q->hang_countdown = -1;
-        q->dma_error_countdown = -1;
+        s->queues[i].regs = (SpyreQueueRegs) { 0 };
+        s->queues[i].hang_countdown = -1;
+        s->queues[i].dma_error_countdown = -1;
     }
     qemu_cond_broadcast(&s->cond);
     qemu_cond_broadcast(&s->dma_cond);
@@ -604,7 +566,7 @@ static void spyre_write_refused(SpyreState *s, hwaddr addr)
 static void spyre_queue_setup_write(SpyreState *s, SpyreQueue *q, hwaddr addr,
                                     hwaddr off, uint32_t val)
 {
-    if (q->ctrl & SPYRE_QCTRL_ENABLE) {
+    if (q->regs.ctrl & SPYRE_QCTRL_ENABLE) {
         spyre_guest_error(s, SPYRE_ERR_BUSY, addr,
                           "queue set-up while the queue is enabled");
         return;
@@ -615,18 +577,18 @@ static void spyre_queue_setup_write(SpyreState *s, SpyreQueue *q, hwaddr addr,
             spyre_guest_error(s, SPYRE_ERR_BAD_VALUE, addr,
                               "ring base not 4 KiB aligned");
         } else {
-            q->base = deposit64(q->base, 0, 32, val);
+            q->regs.base = deposit64(q->regs.base, 0, 32, val);
         }
         break;
     case SPYRE_QREG_BASE_HI:
-        q->base = deposit64(q->base, 32, 32, val);
+        q->regs.base = deposit64(q->regs.base, 32, 32, val);
         break;
     case SPYRE_QREG_SIZE:
         if (val < 2 || val > 4096 || !is_power_of_2(val)) {
             spyre_guest_error(s, SPYRE_ERR_BAD_VALUE, addr,
                               "ring size not a power of 2 in 2..4096");
         } else {
-            q->size = val;
+            q->regs.size = val;
         }
         break;
     case SPYRE_QREG_CONTEXT:
@@ -634,7 +596,7 @@ static void spyre_queue_setup_write(SpyreState *s, SpyreQueue *q, hwaddr addr,
             spyre_guest_error(s, SPYRE_ERR_BAD_VALUE, addr,
                               "context id out of range");
         } else {
-            q->context = val;
+            q->regs.context = val;
         }
         break;
     default:
@@ -645,7 +607,7 @@ static void spyre_queue_setup_write(SpyreState *s, SpyreQueue *q, hwaddr addr,
 static void spyre_queue_ctrl_write(SpyreState *s, SpyreQueue *q, hwaddr addr,
                                    uint32_t val)
 {
-    bool enabled = q->ctrl & SPYRE_QCTRL_ENABLE;
+    bool enabled = q->regs.ctrl & SPYRE_QCTRL_ENABLE;
 
     if (val & ~(SPYRE_QCTRL_ENABLE | SPYRE_QCTRL_RESUME |
                 SPYRE_QCTRL_PRIORITY_MASK)) {
@@ -654,7 +616,7 @@ static void spyre_queue_ctrl_write(SpyreState *s, SpyreQueue *q, hwaddr addr,
     } else if (!(val & SPYRE_QCTRL_ENABLE) && enabled && q->running) {
         spyre_guest_error(s, SPYRE_ERR_BUSY, addr,
                           "disabling a queue that is running a command");
-    } else if ((val & SPYRE_QCTRL_ENABLE) && !enabled && !q->size) {
+    } else if ((val & SPYRE_QCTRL_ENABLE) && !enabled && !q->regs.size) {
         spyre_guest_error(s, SPYRE_ERR_BAD_VALUE, addr,
                           "enabling a queue without a ring size");
     } else if ((val & SPYRE_QCTRL_RESUME) &&
@@ -663,14 +625,14 @@ static void spyre_queue_ctrl_write(SpyreState *s, SpyreQueue *q, hwaddr addr,
                           "resume of a disabled queue");
     } else {
         if ((val & SPYRE_QCTRL_ENABLE) && !enabled) {
-            q->head = q->tail = 0;
-            q->completed = 0;
-            q->stopped = false;
+            q->regs.head = q->regs.tail = 0;
+            q->regs.completed = 0;
+            q->regs.stopped = false;
         }
         if (val & SPYRE_QCTRL_RESUME) {
-            q->stopped = false;
+            q->regs.stopped = false;
         }
-        q->ctrl = val & (SPYRE_QCTRL_ENABLE | SPYRE_QCTRL_PRIORITY_MASK);
+        q->regs.ctrl = val & (SPYRE_QCTRL_ENABLE | SPYRE_QCTRL_PRIORITY_MASK);
         qemu_cond_broadcast(&s->cond);
         spyre_queue_kick_locked(q);
     }
@@ -679,15 +641,15 @@ static void spyre_queue_ctrl_write(SpyreState *s, SpyreQueue *q, hwaddr addr,
 static void spyre_queue_doorbell(SpyreState *s, SpyreQueue *q, hwaddr addr,
                                  uint32_t val)
 {
-    if (!(q->ctrl & SPYRE_QCTRL_ENABLE)) {
+    if (!(q->regs.ctrl & SPYRE_QCTRL_ENABLE)) {
         spyre_guest_error(s, SPYRE_ERR_BUSY, addr,
                           "doorbell on a disabled queue");
-    } else if (val >= q->size) {
+    } else if (val >= q->regs.size) {
         spyre_guest_error(s, SPYRE_ERR_BAD_VALUE, addr,
                           "doorbell beyond the ring");
     } else {
         trace_spyre_doorbell(q->index, val);
-        q->tail = val;
+        q->regs.tail = val;
         qemu_cond_broadcast(&s->cond);
         spyre_queue_kick_locked(q);
     }
@@ -724,18 +686,18 @@ static void spyre_ctx_write(SpyreState *s, int c, hwaddr addr, hwaddr off,
             spyre_guest_error(s, SPYRE_ERR_BAD_VALUE, addr,
                               "page-table root not 4 KiB aligned");
         } else {
-            s->ctx_root[c] = deposit64(s->ctx_root[c], 0, 32, val);
+            s->regs.ctx_root[c] = deposit64(s->regs.ctx_root[c], 0, 32, val);
         }
         break;
     case SPYRE_CTXREG_ROOT_HI:
-        s->ctx_root[c] = deposit64(s->ctx_root[c], 32, 32, val);
+        s->regs.ctx_root[c] = deposit64(s->regs.ctx_root[c], 32, 32, val);
         break;
     case SPYRE_CTXREG_CTRL:
         if (val & ~SPYRE_CTX_VALID) {
             spyre_guest_error(s, SPYRE_ERR_BAD_VALUE, addr,
                               "undefined bits in context CTRL");
         } else {
-            s->ctx_ctrl[c] = val;
+            s->regs.ctx_ctrl[c] = val;
         }
         break;
     default:
@@ -754,8 +716,8 @@ static void spyre_set_int_mask(SpyreState *s, hwaddr addr, uint32_t val)
         return;
     }
     /* Causes that were pending while masked fire on unmask. */
-    pending = s->int_status & s->int_mask & ~val;
-    s->int_mask = val;
+    pending = s->regs.int_status & s->regs.int_mask & ~val;
+    s->regs.int_mask = val;
     if (pending) {
         spyre_raise_locked(s, pending);
     }
@@ -775,7 +737,7 @@ static void spyre_dev_ctrl_write(SpyreState *s, hwaddr addr, uint32_t val)
 
 static void spyre_set_aperture(SpyreState *s, hwaddr addr, uint32_t hi)
 {
-    uint64_t base = (uint64_t)hi << 32 | s->aperture_lo_staged;
+    uint64_t base = (uint64_t)hi << 32 | s->regs.aperture_lo_staged;
 
     if ((base & (MiB - 1)) || base > s->mem_size ||
         s->aperture_size > s->mem_size - base) {
@@ -783,7 +745,7 @@ static void spyre_set_aperture(SpyreState *s, hwaddr addr, uint32_t hi)
                           "aperture base misaligned or beyond memory");
         return;
     }
-    s->aperture_base = base;
+    s->regs.aperture_base = base;
     memory_region_set_alias_offset(&s->aperture, base);
 }
 
@@ -807,9 +769,9 @@ static void spyre_arm_injection(SpyreState *s, hwaddr addr, uint32_t val,
         }
     }
     if (hang) {
-        s->dbg_hang = val;
+        s->regs.dbg_hang = val;
     } else {
-        s->dbg_dma_error = val;
+        s->regs.dbg_dma_error = val;
     }
     if (val) {
         q = (val & SPYRE_INJECT_QUEUE_MASK) >> SPYRE_INJECT_QUEUE_SHIFT;
@@ -825,7 +787,7 @@ static void spyre_global_write(SpyreState *s, hwaddr addr, uint32_t val)
 {
     switch (addr) {
     case SPYRE_REG_SCRATCH:
-        s->scratch = val;
+        s->regs.scratch = val;
         break;
     case SPYRE_REG_IRQ_TEST:
         if (val != SPYRE_MSIX_VECTOR_MISC) {
@@ -833,24 +795,24 @@ static void spyre_global_write(SpyreState *s, hwaddr addr, uint32_t val)
                               "self-test on a vector other than 0");
             break;
         }
-        s->irq_test_count++;
+        s->regs.irq_test_count++;
         spyre_raise_locked(s, SPYRE_INT_SELFTEST);
         break;
     case SPYRE_REG_INT_STATUS:
-        s->int_status &= ~val;
+        s->regs.int_status &= ~val;
         break;
     case SPYRE_REG_INT_MASK:
         spyre_set_int_mask(s, addr, val);
         break;
     case SPYRE_REG_ERR_STATUS:
-        s->err_status = SPYRE_ERR_NONE;
-        s->err_addr = 0;
+        s->regs.err_status = SPYRE_ERR_NONE;
+        s->regs.err_addr = 0;
         break;
     case SPYRE_REG_DEV_CTRL:
         spyre_dev_ctrl_write(s, addr, val);
         break;
     case SPYRE_REG_APERTURE_BASE_LO:
-        s->aperture_lo_staged = val;
+        s->regs.aperture_lo_staged = val;
         break;
     case SPYRE_REG_APERTURE_BASE_HI:
         spyre_set_aperture(s, addr, val);
@@ -864,7 +826,7 @@ static void spyre_global_write(SpyreState *s, hwaddr addr, uint32_t val)
         }
         break;
     case SPYRE_REG_FAULT_STATUS:
-        s->fault_status = 0;
+        s->regs.fault_status = 0;
         break;
     case SPYRE_REG_DBG_HANG:
         spyre_arm_injection(s, addr, val, true);
@@ -981,9 +943,9 @@ static void spyre_realize(PCIDevice *pdev, Error **errp)
     pci_config_set_interrupt_pin(pdev->config, 1);
 
     memory_region_init(&s->bar0, OBJECT(s), "spyre-bar0", SPYRE_BAR0_SIZE);
-    memory_region_init_io(&s->regs, OBJECT(s), &spyre_reg_ops, s,
+    memory_region_init_io(&s->mmio, OBJECT(s), &spyre_reg_ops, s,
                           "spyre-regs", SPYRE_REGS_SIZE);
-    memory_region_add_subregion(&s->bar0, 0, &s->regs);
+    memory_region_add_subregion(&s->bar0, 0, &s->mmio);
     pci_register_bar(pdev, SPYRE_BAR_REGS, PCI_BASE_ADDRESS_SPACE_MEMORY |
                      PCI_BASE_ADDRESS_MEM_TYPE_64, &s->bar0);
 
