@@ -525,6 +525,13 @@ static void stream_free(spyre_stream *s)
 	if (s->capture)
 		s->capture->discard(s->capture);
 	pthread_mutex_unlock(&s->lock);
+	if (s->internal) {
+		/* A blocking call after this (a close hook's) makes a new one. */
+		pthread_mutex_lock(&dev->lock);
+		if (dev->internal == s)
+			dev->internal = NULL;
+		pthread_mutex_unlock(&dev->lock);
+	}
 	for (int i = 0; i < SPYRE_STAGE_COUNT; i++)
 		spyre_gem_destroy(dev, &s->stage[i].gem);
 	spyre_gem_destroy(dev, &s->ring);
