@@ -62,12 +62,8 @@ SPYRE_EXPORT spyre_status spyre_event_destroy(spyre_event *ev)
 {
 	spyre_status st;
 
-	if (!ev)
-		return spyre_done(SPYRE_SUCCESS);
-	st = spyre_handle_check(ev, SPYRE_KIND_EVENT, "event");
-	if (st != SPYRE_SUCCESS)
+	if (!spyre_handle_unlink(ev, SPYRE_KIND_EVENT, "event", &st))
 		return st;
-	spyre_device_unlink(&ev->obj);
 	/* A pending record keeps the buffer alive in the driver. */
 	spyre_gem_destroy(ev->obj.dev, &ev->ts);
 	drmSyncobjDestroy(ev->obj.dev->fd, ev->syncobj);
@@ -150,41 +146,40 @@ static int event_wait(spyre_event *ev, int64_t timeout_abs)
 	return errno == ETIME || errno == ETIMEDOUT ? 0 : -errno;
 }
 
-SPYRE_EXPORT spyre_status spyre_event_synchronize(spyre_event *ev)
+/* Has @ev's last record been reached, waiting up to @timeout_abs (0: just
+ * look)?  SUCCESS, NOT_READY, or the error of @what ("event wait"). */
+static spyre_status event_reached(spyre_event *ev, int64_t timeout_abs, const char *what)
 {
 	spyre_status st = spyre_handle_check(ev, SPYRE_KIND_EVENT, "event");
 	int ret;
 
-	if (st != SPYRE_SUCCESS)
+	if (st != SPYRE_SUCCESS || !ev->recorded)
 		return st;
-	if (!ev->recorded)
-		return spyre_done(SPYRE_SUCCESS);
-	ret = event_wait(ev, INT64_MAX);
+	ret = event_wait(ev, timeout_abs);
 	if (ret < 0)
-		return spyre_set_error(spyre_status_from_errno(-ret), "event wait: %s",
+		return spyre_set_error(spyre_status_from_errno(-ret), "%s: %s", what,
 				       strerror(-ret));
+	if (!ret)
+		return spyre_set_error(SPYRE_ERROR_NOT_READY, "the event has not been reached");
+	return SPYRE_SUCCESS;
+}
+
+SPYRE_EXPORT spyre_status spyre_event_synchronize(spyre_event *ev)
+{
+	spyre_status st = event_reached(ev, INT64_MAX, "event wait");
+
 	/* The recording stream's host side up to the event, and its faults. */
-	if (spyre_handle_live(ev->stream, SPYRE_KIND_STREAM, ev->stream_id))
+	if (st == SPYRE_SUCCESS && ev->recorded &&
+	    spyre_handle_live(ev->stream, SPYRE_KIND_STREAM, ev->stream_id))
 		st = spyre_stream_wait_point(ev->stream, ev->point);
-	return spyre_done(st);
+	return st == SPYRE_SUCCESS ? spyre_done(st) : st;
 }
 
 SPYRE_EXPORT spyre_status spyre_event_query(spyre_event *ev)
 {
-	spyre_status st = spyre_handle_check(ev, SPYRE_KIND_EVENT, "event");
-	int ret;
+	spyre_status st = event_reached(ev, 0, "event query");
 
-	if (st != SPYRE_SUCCESS)
-		return st;
-	if (!ev->recorded)
-		return spyre_done(SPYRE_SUCCESS);
-	ret = event_wait(ev, 0);
-	if (ret < 0)
-		return spyre_set_error(spyre_status_from_errno(-ret), "event query: %s",
-				       strerror(-ret));
-	if (!ret)
-		return spyre_set_error(SPYRE_ERROR_NOT_READY, "the event has not been reached");
-	return spyre_done(SPYRE_SUCCESS);
+	return st == SPYRE_SUCCESS ? spyre_done(st) : st;
 }
 
 SPYRE_EXPORT spyre_status spyre_event_elapsed_ms(spyre_event *start, spyre_event *end,

@@ -208,12 +208,8 @@ SPYRE_EXPORT spyre_status spyre_graph_destroy(spyre_graph *graph)
 {
 	spyre_status st;
 
-	if (!graph)
-		return spyre_done(SPYRE_SUCCESS);
-	st = spyre_handle_check(graph, SPYRE_KIND_GRAPH, "graph");
-	if (st != SPYRE_SUCCESS)
+	if (!spyre_handle_unlink(graph, SPYRE_KIND_GRAPH, "graph", &st))
 		return st;
-	spyre_device_unlink(&graph->obj);
 	graph_free(graph);
 	return spyre_done(SPYRE_SUCCESS);
 }
@@ -336,12 +332,8 @@ SPYRE_EXPORT spyre_status spyre_graph_exec_destroy(spyre_graph_exec *exec)
 {
 	spyre_status st;
 
-	if (!exec)
-		return spyre_done(SPYRE_SUCCESS);
-	st = spyre_handle_check(exec, SPYRE_KIND_EXEC, "graph exec");
-	if (st != SPYRE_SUCCESS)
+	if (!spyre_handle_unlink(exec, SPYRE_KIND_EXEC, "graph exec", &st))
 		return st;
-	spyre_device_unlink(&exec->obj);
 	exec_put(exec);	/* queued replays hold their own references */
 	return spyre_done(SPYRE_SUCCESS);
 }

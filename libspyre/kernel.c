@@ -154,12 +154,8 @@ SPYRE_EXPORT spyre_status spyre_kernel_destroy(spyre_kernel *kernel)
 {
 	spyre_status st;
 
-	if (!kernel)
-		return spyre_done(SPYRE_SUCCESS);
-	st = spyre_handle_check(kernel, SPYRE_KIND_KERNEL, "kernel");
-	if (st != SPYRE_SUCCESS)
+	if (!spyre_handle_unlink(kernel, SPYRE_KIND_KERNEL, "kernel", &st))
 		return st;
-	spyre_device_unlink(&kernel->obj);
 	/* Queued launches keep the image alive in the driver. */
 	spyre_gem_destroy(kernel->obj.dev, &kernel->image);
 	kernel_put(kernel);

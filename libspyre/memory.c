@@ -69,12 +69,8 @@ SPYRE_EXPORT spyre_status spyre_buffer_free(spyre_buffer *buf)
 {
 	spyre_status st;
 
-	if (!buf)
-		return spyre_done(SPYRE_SUCCESS);
-	st = spyre_handle_check(buf, SPYRE_KIND_BUFFER, "buffer");
-	if (st != SPYRE_SUCCESS)
+	if (!spyre_handle_unlink(buf, SPYRE_KIND_BUFFER, "buffer", &st))
 		return st;
-	spyre_device_unlink(&buf->obj);
 	spyre_gem_destroy(buf->obj.dev, &buf->gem);
 	free(buf);
 	return spyre_done(SPYRE_SUCCESS);

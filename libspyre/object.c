@@ -225,3 +225,16 @@ int spyre_device_va_mapped(spyre_device *dev, uint64_t va)
 	pthread_mutex_unlock(&dev->lock);
 	return found;
 }
+
+int spyre_handle_unlink(void *p, enum spyre_kind kind, const char *what, spyre_status *st)
+{
+	if (!p) {
+		*st = spyre_done(SPYRE_SUCCESS);
+		return 0;
+	}
+	*st = spyre_handle_check(p, kind, what);
+	if (*st != SPYRE_SUCCESS)
+		return 0;
+	spyre_device_unlink(p);
+	return 1;
+}

@@ -71,6 +71,12 @@ const char *spyre_kind_name(enum spyre_kind kind);
 void spyre_device_link(spyre_device *dev, struct spyre_obj *obj, enum spyre_kind kind,
 		       void (*destroy)(struct spyre_obj *obj));
 void spyre_device_unlink(struct spyre_obj *obj);
+/*
+ * The start of every destroy call: 1 if @p was a live object of @kind,
+ * now unlinked for the caller to free; else 0 with *st = SUCCESS for NULL
+ * (nothing to do) or the error naming @what for a dead handle.
+ */
+int spyre_handle_unlink(void *p, enum spyre_kind kind, const char *what, spyre_status *st);
 /* Does device memory of a live object of @dev hold device address @va? */
 int spyre_device_va_mapped(spyre_device *dev, uint64_t va);
 

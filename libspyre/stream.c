@@ -568,12 +568,8 @@ SPYRE_EXPORT spyre_status spyre_stream_destroy(spyre_stream *s)
 {
 	spyre_status st;
 
-	if (!s)
-		return spyre_done(SPYRE_SUCCESS);
-	st = spyre_handle_check(s, SPYRE_KIND_STREAM, "stream");
-	if (st != SPYRE_SUCCESS)
+	if (!spyre_handle_unlink(s, SPYRE_KIND_STREAM, "stream", &st))
 		return st;
-	spyre_device_unlink(&s->obj);
 	pthread_mutex_lock(&s->lock);
 	wait_timeline(s, s->submitted);
 	retire_locked(s);
