@@ -25,6 +25,7 @@ suite_host() {
 	run_test "$B/tests/host/test_libspyre_san"
 	run_test "$SPYRE_TOP/tests/host/library-shape.sh" "$B"
 	run_test "$SPYRE_TOP/tests/host/library-layers.sh" "$B"
+	run_test "$SPYRE_TOP/tests/host/function-lengths.sh"
 	run_test "$SPYRE_TOP/tests/host/dmesg-scanner.sh"
 	run_test "$B/tests/host/test_engine_ops"
 	run_test "$B/tests/host/test_engine_ops_san"
