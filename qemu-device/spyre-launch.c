@@ -119,65 +119,9 @@ void spyre_launch_cache_free(SpyreQueue *q)
 }
 
 /*
- * The kernel at image_va, loaded: from the queue's cache when its bytes
- * are there, else read and loaded.  *owned tells whether the caller must
- * free it (it could not be kept).
+ * Memory callbacks: engine addresses are device virtual addresses.  0 on
+ * success, -1 with the reason in status.
  */
-static uint32_t spyre_launch_get_program(SpyreExec *e, uint64_t image_va,
-                                         uint32_t image_bytes,
-                                         struct spyre_program **prog,
-                                         bool *owned,
-                                         struct spyre_engine_error *err,
-                                         int *engine_rc)
-{
-    SpyreQueue *q = e->q;
-    struct spyre_engine_config cfg;
-    const uint8_t *in_place;
-    uint8_t *image;
-    uint32_t st;
-
-    *engine_rc = SPYRE_ENGINE_OK;
-    *owned = false;
-    if (!q->kcache) {
-        q->kcache = g_new0(SpyreKernelCache, 1);
-    }
-    /* Compare where the image lies when it is one range of device memory. */
-    in_place = spyre_va_map(e, image_va, image_bytes);
-    if (in_place) {
-        *prog = spyre_kcache_find(q->kcache, in_place, image_bytes);
-        if (*prog) {
-            return SPYRE_CMD_STATUS_SUCCESS;
-        }
-    }
-    image = g_malloc(image_bytes);
-    st = spyre_va_read(e, image_va, image, image_bytes);
-    if (st != SPYRE_CMD_STATUS_SUCCESS) {
-        g_free(image);
-        return st;
-    }
-    if (!in_place) {
-        *prog = spyre_kcache_find(q->kcache, image, image_bytes);
-        if (*prog) {
-            g_free(image);
-            return SPYRE_CMD_STATUS_SUCCESS;
-        }
-    }
-    spyre_engine_config_default(&cfg);
-    cfg.scratchpad_bytes = e->s->scratchpad_size;
-    cfg.host_threads = e->s->engine_threads;
-    *engine_rc = spyre_program_load(&cfg, image, image_bytes, prog, err);
-    if (*engine_rc != SPYRE_ENGINE_OK) {
-        g_free(image);
-        return SPYRE_CMD_STATUS_SUCCESS;
-    }
-    if (!spyre_kcache_insert(q->kcache, image, image_bytes, *prog)) {
-        g_free(image);
-        *owned = true;
-    }
-    return SPYRE_CMD_STATUS_SUCCESS;
-}
-
-/* Memory callbacks: engine addresses are device virtual addresses. */
 typedef struct SpyreLaunchMem {
     SpyreExec *e;
     uint32_t status;        /* why an access failed */
@@ -193,7 +137,7 @@ static int spyre_launch_read(void *opaque, uint64_t addr, void *buf,
         return -1;
     }
     m->status = spyre_va_read(m->e, addr, buf, len);
-    return m->status != SPYRE_CMD_STATUS_SUCCESS;
+    return m->status == SPYRE_CMD_STATUS_SUCCESS ? 0 : -1;
 }
 
 static int spyre_launch_write(void *opaque, uint64_t addr, const void *buf,
@@ -206,7 +150,7 @@ static int spyre_launch_write(void *opaque, uint64_t addr, const void *buf,
         return -1;
     }
     m->status = spyre_va_write(m->e, addr, buf, len);
-    return m->status != SPYRE_CMD_STATUS_SUCCESS;
+    return m->status == SPYRE_CMD_STATUS_SUCCESS ? 0 : -1;
 }
 
 /*
@@ -292,6 +236,87 @@ static void spyre_launch_record_engine_status(SpyreExec *e, int status)
     qemu_mutex_unlock(&e->s->lock);
 }
 
+/*
+ * The engine refused a LAUNCH, loading or running it: log it, keep the
+ * engine status for ENGINE_STATUS, and return the command's status (never
+ * SPYRE_CMD_STATUS_SUCCESS).  mem_status: why a memory callback failed.
+ */
+static uint32_t spyre_launch_failed(SpyreExec *e, int rc,
+                                    const struct spyre_engine_error *err,
+                                    uint32_t mem_status)
+{
+    assert(rc != SPYRE_ENGINE_OK);
+    trace_spyre_launch(e->q->index, rc, 0);
+    if (rc != SPYRE_ENGINE_E_MEMORY) {
+        qemu_log_mask(LOG_GUEST_ERROR, "spyre: queue %d: LAUNCH failed: "
+                      "%s (core %d, index %d): %s\n", e->q->index,
+                      spyre_engine_status_name(rc), err->core, err->index,
+                      err->detail);
+    }
+    spyre_launch_record_engine_status(e, rc);
+    return spyre_launch_status(rc, mem_status);
+}
+
+/*
+ * The kernel at image_va, loaded: from the queue's cache when its bytes
+ * are there, else read and loaded.  Returns SPYRE_CMD_STATUS_SUCCESS with
+ * *prog set, and *owned when the caller must free it (it could not be
+ * kept); else the status the LAUNCH fails with, *prog unset.
+ */
+static uint32_t spyre_launch_get_program(SpyreExec *e, uint64_t image_va,
+                                         uint32_t image_bytes,
+                                         struct spyre_program **prog,
+                                         bool *owned)
+{
+    SpyreQueue *q = e->q;
+    struct spyre_engine_config cfg;
+    struct spyre_engine_error err = { 0 };
+    const uint8_t *in_place;
+    uint8_t *image;
+    uint32_t st;
+    int rc;
+
+    *owned = false;
+    if (!q->kcache) {
+        q->kcache = g_new0(SpyreKernelCache, 1);
+    }
+    /* Compare where the image lies when it is one range of device memory. */
+    in_place = spyre_va_map(e, image_va, image_bytes);
+    if (in_place) {
+        *prog = spyre_kcache_find(q->kcache, in_place, image_bytes);
+        if (*prog) {
+            return SPYRE_CMD_STATUS_SUCCESS;
+        }
+    }
+    image = g_malloc(image_bytes);
+    st = spyre_va_read(e, image_va, image, image_bytes);
+    if (st != SPYRE_CMD_STATUS_SUCCESS) {
+        g_free(image);
+        return st;
+    }
+    if (!in_place) {
+        *prog = spyre_kcache_find(q->kcache, image, image_bytes);
+        if (*prog) {
+            g_free(image);
+            return SPYRE_CMD_STATUS_SUCCESS;
+        }
+    }
+    spyre_engine_config_default(&cfg);
+    cfg.scratchpad_bytes = e->s->scratchpad_size;
+    cfg.host_threads = e->s->engine_threads;
+    rc = spyre_program_load(&cfg, image, image_bytes, prog, &err);
+    if (rc != SPYRE_ENGINE_OK) {
+        g_free(image);
+        /* Loading touches no guest memory: no memory status to report. */
+        return spyre_launch_failed(e, rc, &err, SPYRE_CMD_STATUS_SUCCESS);
+    }
+    if (!spyre_kcache_insert(q->kcache, image, image_bytes, *prog)) {
+        g_free(image);
+        *owned = true;
+    }
+    return SPYRE_CMD_STATUS_SUCCESS;
+}
+
 /* args: kernel image, argument block, its bytes, statistics record (or 0). */
 uint32_t spyre_cmd_launch(SpyreExec *e, const uint64_t *args)
 {
@@ -336,30 +361,19 @@ uint32_t spyre_cmd_launch(SpyreExec *e, const uint64_t *args)
         }
         kargs[i] = le64_to_cpu(kargs[i]);
     }
-    st_cmd = spyre_launch_get_program(e, image_va, image_bytes, &prog, &owned,
-                                      &err, &rc);
+    st_cmd = spyre_launch_get_program(e, image_va, image_bytes, &prog, &owned);
     if (st_cmd != SPYRE_CMD_STATUS_SUCCESS) {
         return st_cmd;
     }
-    if (rc == SPYRE_ENGINE_OK) {
-        memset(&st, 0, sizeof(st));
-        rc = spyre_program_run(prog, kargs, nargs, &mem, &st, &err);
-        if (owned) {
-            spyre_program_free(prog);
-        }
+    memset(&st, 0, sizeof(st));
+    rc = spyre_program_run(prog, kargs, nargs, &mem, &st, &err);
+    if (owned) {
+        spyre_program_free(prog);
     }
-    trace_spyre_launch(e->q->index, rc,
-                       rc == SPYRE_ENGINE_OK ? st.device_ns : 0);
     if (rc != SPYRE_ENGINE_OK) {
-        if (rc != SPYRE_ENGINE_E_MEMORY) {
-            qemu_log_mask(LOG_GUEST_ERROR, "spyre: queue %d: LAUNCH failed: "
-                          "%s (core %d, index %d): %s\n", e->q->index,
-                          spyre_engine_status_name(rc), err.core, err.index,
-                          err.detail);
-        }
-        spyre_launch_record_engine_status(e, rc);
-        return spyre_launch_status(rc, m.status);
+        return spyre_launch_failed(e, rc, &err, m.status);
     }
+    trace_spyre_launch(e->q->index, rc, st.device_ns);
     spyre_launch_account(e, &st);
     return stats_va ? spyre_launch_write_stats(e, stats_va, &st)
                     : SPYRE_CMD_STATUS_SUCCESS;

@@ -799,6 +799,19 @@ static void test_launch_bad_program(void *obj, void *data,
         .op = SPYRE_OP_LAUNCH, .args = { VA_DEV, VA_DEV + 0x1000, 64 } }), ==,
         SPYRE_CMD_STATUS_BAD_PROGRAM);
     g_assert_cmpuint(qrd(&c, 0, SPYRE_QREG_ENGINE_STATUS), !=, 0);
+    /*
+     * A sized image the loader refuses: BAD_PROGRAM with engine status 2,
+     * MAGIC (docs/engine.md).  The load failure must fail the command, not
+     * run a program that was never loaded.
+     */
+    uint8_t junk[2 * SPK_HDR_BYTES];
+    memset(junk, 0xab, sizeof(junk));
+    stl_le_p(junk + SPK_HDR_IMAGE_BYTES, sizeof(junk));
+    qpci_memwrite(c.pdev, c.bar2, 0x10000, junk, sizeof(junk));
+    g_assert_cmpuint(run(&c, 0, (Cmd) {
+        .op = SPYRE_OP_LAUNCH, .args = { VA_DEV + 0x10000 } }), ==,
+        SPYRE_CMD_STATUS_BAD_PROGRAM);
+    g_assert_cmpuint(qrd(&c, 0, SPYRE_QREG_ENGINE_STATUS), ==, 2);
     /* Argument block size not a multiple of 8 is a bad argument. */
     g_assert_cmpuint(run(&c, 0, (Cmd) {
         .op = SPYRE_OP_LAUNCH, .args = { VA_DEV, VA_DEV + 0x1000, 12 } }), ==,
