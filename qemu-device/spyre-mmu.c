@@ -106,7 +106,8 @@ static void spyre_mmu_cache_sync(SpyreMmuCache *mc, uint64_t epoch)
 static uint32_t spyre_walk_upper(SpyreExec *e, uint64_t va, uint64_t *l2)
 {
     uint64_t region = va & ~SPYRE_HUGE_MASK;
-    SpyreMmuCacheEntry *c = &e->mc->walk[(region >> 21) % SPYRE_WALK_ENTRIES];
+    SpyreMmuCacheEntry *c =
+        &e->mc->walk[(region >> SPYRE_PT_SHIFT(2)) % SPYRE_WALK_ENTRIES];
     uint64_t table = e->root, entry = 0;
     uint32_t fault;
     int level;
@@ -115,10 +116,8 @@ static uint32_t spyre_walk_upper(SpyreExec *e, uint64_t va, uint64_t *l2)
         *l2 = c->entry;
         return 0;
     }
-    for (level = 0; level < 3; level++) {
-        unsigned idx = (va >> (39 - 9 * level)) & (SPYRE_PT_ENTRIES - 1);
-
-        fault = spyre_read_entry(e, table, idx, &entry);
+    for (level = 0; level < SPYRE_PT_LEVELS - 1; level++) {
+        fault = spyre_read_entry(e, table, SPYRE_PT_INDEX(va, level), &entry);
         if (fault) {
             return fault;
         }
@@ -149,8 +148,7 @@ static uint32_t spyre_read_leaf(SpyreExec *e, uint64_t l2, uint64_t va,
         return 0;
     }
     fault = spyre_read_entry(e, l2 & SPYRE_PTE_ADDR_MASK,
-                             (va >> SPYRE_PAGE_SHIFT) & (SPYRE_PT_ENTRIES - 1),
-                             leaf);
+                             SPYRE_PT_INDEX(va, SPYRE_PT_LEVELS - 1), leaf);
     if (!fault) {
         *c = (SpyreMmuCacheEntry) { .root = e->root, .va = page,
                                     .entry = *leaf };

@@ -14,28 +14,13 @@
 #include "trace.h"
 
 #include "spyre-dev.h"
+#include "spyre_cmd.h"
 
 /* WAIT re-reads its word at least this often (ms). */
 #define SPYRE_WAIT_POLL_MS  1
 
-typedef struct SpyreCmd {
-    uint8_t opcode;
-    uint8_t flags;
-    uint16_t reserved;
-    uint64_t args[SPYRE_CMD_NUM_ARGS];
-} SpyreCmd;
-
-static void spyre_cmd_decode(const uint8_t *raw, SpyreCmd *c)
-{
-    int i;
-
-    c->opcode = raw[SPYRE_CMD_OFF_OPCODE];
-    c->flags = raw[SPYRE_CMD_OFF_FLAGS];
-    c->reserved = lduw_le_p(raw + 2);
-    for (i = 0; i < SPYRE_CMD_NUM_ARGS; i++) {
-        c->args[i] = ldq_le_p(raw + SPYRE_CMD_OFF_ARGS + i * 8);
-    }
-}
+/* The command layout is the shared contract's (include/spyre_cmd.h). */
+typedef struct spyre_cmd SpyreCmd;
 
 /* A reset or unplug since the command started ends it. */
 bool spyre_exec_aborted(SpyreExec *e)
@@ -496,6 +481,50 @@ static void spyre_busy_account_locked(SpyreState *s, int delta)
     }
 }
 
+/*
+ * Fetch the command at ring index head (bus address entry), run it or the
+ * injection that fires on it, and write its status back.  Called without
+ * the lock; returns the status.
+ */
+static uint32_t spyre_queue_run_entry(SpyreQueue *q, SpyreExec *e,
+                                      uint32_t head, uint64_t entry,
+                                      bool hang, bool dma_error,
+                                      uint8_t *bounce)
+{
+    PCIDevice *pdev = PCI_DEVICE(q->s);
+    uint8_t raw[SPYRE_CMD_SIZE], le_status[4];
+    uint32_t status;
+    SpyreCmd c;
+
+    if (pci_dma_read(pdev, entry, raw, sizeof(raw))) {
+        qemu_log_mask(LOG_GUEST_ERROR, "spyre: queue %d: cannot read ring "
+                      "entry at 0x%" PRIx64 "\n", q->index, entry);
+        trace_spyre_cmd_done(q->index, SPYRE_CMD_STATUS_DMA_ERROR);
+        return SPYRE_CMD_STATUS_DMA_ERROR;
+    }
+    spyre_cmd_decode(raw, &c);
+    trace_spyre_cmd_start(q->index, head, c.opcode);
+    if (hang) {
+        status = spyre_hang(e);
+    } else if (dma_error) {
+        status = SPYRE_CMD_STATUS_DMA_ERROR;
+    } else {
+        status = spyre_cmd_execute(e, &c, bounce);
+    }
+    if (spyre_exec_aborted(e)) {
+        status = SPYRE_CMD_STATUS_ABORTED;
+    }
+    trace_spyre_cmd_done(q->index, status);
+    spyre_put_le32(le_status, status);
+    if (pci_dma_write(pdev, entry + SPYRE_CMD_OFF_STATUS, le_status,
+                      sizeof(le_status))) {
+        qemu_log_mask(LOG_GUEST_ERROR, "spyre: queue %d: cannot write the "
+                      "status of ring entry at 0x%" PRIx64 "\n", q->index,
+                      entry);
+    }
+    return status;
+}
+
 static void *spyre_queue_worker(void *opaque)
 {
     SpyreQueue *q = opaque;
@@ -504,11 +533,9 @@ static void *spyre_queue_worker(void *opaque)
 
     qemu_mutex_lock(&s->lock);
     while (!s->stopping) {
-        uint8_t raw[SPYRE_CMD_SIZE];
+        uint32_t head, status;
         uint64_t entry;
-        uint32_t status, le_status;
         SpyreExec e;
-        SpyreCmd c;
         bool hang, dma_error;
         int64_t start;
 
@@ -516,7 +543,8 @@ static void *spyre_queue_worker(void *opaque)
             qemu_cond_wait(&q->work, &s->lock);
             continue;
         }
-        entry = q->regs.base + (uint64_t)q->regs.head * SPYRE_CMD_SIZE;
+        head = q->regs.head;
+        entry = q->regs.base + (uint64_t)head * SPYRE_CMD_SIZE;
         spyre_exec_init(&e, q);
         hang = spyre_injection_fires(&q->hang_countdown);
         dma_error = spyre_injection_fires(&q->dma_error_countdown);
@@ -526,31 +554,8 @@ static void *spyre_queue_worker(void *opaque)
         qemu_mutex_unlock(&s->lock);
 
         start = spyre_now_ns();
-        if (pci_dma_read(PCI_DEVICE(s), entry, raw, sizeof(raw))) {
-            qemu_log_mask(LOG_GUEST_ERROR, "spyre: queue %d: cannot read ring "
-                          "entry at 0x%" PRIx64 "\n", q->index, entry);
-            status = SPYRE_CMD_STATUS_DMA_ERROR;
-            entry = UINT64_MAX;
-        } else {
-            spyre_cmd_decode(raw, &c);
-            trace_spyre_cmd_start(q->index, q->regs.head, c.opcode);
-            if (hang) {
-                status = spyre_hang(&e);
-            } else if (dma_error) {
-                status = SPYRE_CMD_STATUS_DMA_ERROR;
-            } else {
-                status = spyre_cmd_execute(&e, &c, bounce);
-            }
-            if (spyre_exec_aborted(&e)) {
-                status = SPYRE_CMD_STATUS_ABORTED;
-            }
-        }
-        trace_spyre_cmd_done(q->index, status);
-        if (entry != UINT64_MAX) {
-            le_status = cpu_to_le32(status);
-            pci_dma_write(PCI_DEVICE(s), entry + SPYRE_CMD_OFF_STATUS,
-                          &le_status, sizeof(le_status));
-        }
+        status = spyre_queue_run_entry(q, &e, head, entry, hang, dma_error,
+                                       bounce);
 
         qemu_mutex_lock(&s->lock);
         if (e.generation == s->generation) {

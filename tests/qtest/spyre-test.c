@@ -19,6 +19,7 @@
 #include "libqos/malloc-pc.h"
 #include "standard-headers/linux/pci_regs.h"
 #include "../../hw/spyre/include/spyre_regs.h"
+#include "../../hw/spyre/include/spyre_cmd.h"
 /* The engine's kernel format and the program builder (include/). */
 #include "spyre_program_builder.h"
 
@@ -158,13 +159,8 @@ typedef struct Card {
     uint32_t tail[SPYRE_NUM_QUEUES];
 } Card;
 
-typedef struct Cmd {
-    uint8_t op;
-    uint8_t flags;
-    uint16_t rsvd;
-    uint32_t status;
-    uint64_t args[SPYRE_CMD_NUM_ARGS];
-} Cmd;
+/* A command as the card decodes it; include/spyre_cmd.h writes its bytes. */
+typedef struct spyre_cmd Cmd;
 
 static uint64_t gpa(Card *c, uint64_t off)
 {
@@ -355,18 +351,10 @@ static bool wait_msi(Card *c, int v, int ms)
 
 static void write_cmd(Card *c, uint64_t addr, const Cmd *cmd)
 {
-    Cmd le = {
-        .op = cmd->op,
-        .flags = cmd->flags,
-        .rsvd = cpu_to_le16(cmd->rsvd),
-        .status = cpu_to_le32(cmd->status),
-    };
+    uint8_t raw[SPYRE_CMD_SIZE];
 
-    for (int i = 0; i < SPYRE_CMD_NUM_ARGS; i++) {
-        le.args[i] = cpu_to_le64(cmd->args[i]);
-    }
-    QEMU_BUILD_BUG_ON(sizeof(le) != SPYRE_CMD_SIZE);
-    qtest_memwrite(c->qts, addr, &le, sizeof(le));
+    spyre_cmd_encode(raw, cmd);
+    qtest_memwrite(c->qts, addr, raw, sizeof(raw));
 }
 
 static uint64_t entry_addr(Card *c, int q, uint32_t idx)
@@ -436,12 +424,12 @@ static uint32_t run(Card *c, int q, Cmd cmd)
 
 static Cmd copy(uint64_t src, uint64_t dst, uint64_t bytes)
 {
-    return (Cmd) { .op = SPYRE_OP_DMA_COPY, .args = { src, dst, bytes } };
+    return (Cmd) { .opcode = SPYRE_OP_DMA_COPY, .args = { src, dst, bytes } };
 }
 
 static Cmd fence(uint64_t addr, uint64_t value)
 {
-    return (Cmd) { .op = SPYRE_OP_FENCE, .args = { addr, value } };
+    return (Cmd) { .opcode = SPYRE_OP_FENCE, .args = { addr, value } };
 }
 
 static void fill_random(Card *c, uint64_t addr, size_t len, uint8_t *out)
@@ -664,7 +652,7 @@ static void test_nop(void *obj, void *data, QGuestAllocator *alloc)
 
     card_setup(&c, obj, alloc);
     for (int q = 0; q < SPYRE_NUM_QUEUES; q++) {
-        g_assert_cmpuint(run(&c, q, (Cmd) { .op = SPYRE_OP_NOP }), ==,
+        g_assert_cmpuint(run(&c, q, (Cmd) { .opcode = SPYRE_OP_NOP }), ==,
                          SPYRE_CMD_STATUS_SUCCESS);
         g_assert_cmpuint(rd64(&c, SPYRE_REG_QUEUE(q) + SPYRE_QREG_COMPLETED_LO),
                          ==, 1);
@@ -674,7 +662,7 @@ static void test_nop(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmpuint(rd64(&c, SPYRE_REG_CMD_COUNT_LO), ==, 4);
     /* A full lap of the ring. */
     for (int i = 0; i < RING_SIZE + 3; i++) {
-        g_assert_cmpuint(run(&c, 0, (Cmd) { .op = SPYRE_OP_NOP }), ==,
+        g_assert_cmpuint(run(&c, 0, (Cmd) { .opcode = SPYRE_OP_NOP }), ==,
                          SPYRE_CMD_STATUS_SUCCESS);
     }
     g_assert_cmpuint(rd64(&c, SPYRE_REG_QUEUE(0) + SPYRE_QREG_COMPLETED_LO),
@@ -730,7 +718,7 @@ static void test_dma_copy_sg(void *obj, void *data, QGuestAllocator *alloc)
         qtest_writeq(c.qts, e + 24, 0);
     }
     g_assert_cmpuint(run(&c, 0, (Cmd) {
-        .op = SPYRE_OP_DMA_COPY_SG, .args = { hva(&c, list), 3 } }), ==,
+        .opcode = SPYRE_OP_DMA_COPY_SG, .args = { hva(&c, list), 3 } }), ==,
         SPYRE_CMD_STATUS_SUCCESS);
     dev_read(&c, 0x10000, buf, sizeof(buf));
     for (int i = 0; i < 3; i++) {
@@ -769,7 +757,7 @@ static void test_fill(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmpuint(run(&c, 0, copy(hva(&c, W_DST), VA_DEV, 0x20000)), ==,
                      SPYRE_CMD_STATUS_SUCCESS);
     g_assert_cmpuint(run(&c, 2, (Cmd) {
-        .op = SPYRE_OP_DMA_FILL, .args = { VA_DEV + 3, 100000, pattern } }),
+        .opcode = SPYRE_OP_DMA_FILL, .args = { VA_DEV + 3, 100000, pattern } }),
         ==, SPYRE_CMD_STATUS_SUCCESS);
     dev_read(&c, 0, buf, sizeof(buf));
     g_assert_cmphex(buf[2], ==, 0xee);
@@ -780,10 +768,10 @@ static void test_fill(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmphex(buf[3], ==, (uint8_t)(pattern >> (((100000 - 1) & 7) * 8)));
     g_assert_cmphex(buf[4], ==, 0xee);
     g_assert_cmpuint(run(&c, 2, (Cmd) {
-        .op = SPYRE_OP_DMA_FILL, .args = { VA_DEV, 0, pattern } }),
+        .opcode = SPYRE_OP_DMA_FILL, .args = { VA_DEV, 0, pattern } }),
         ==, SPYRE_CMD_STATUS_BAD_ARGUMENT);
     g_assert_cmpuint(run(&c, 2, (Cmd) {
-        .op = SPYRE_OP_DMA_FILL, .args = { VA_NONE, 8, pattern } }),
+        .opcode = SPYRE_OP_DMA_FILL, .args = { VA_NONE, 8, pattern } }),
         ==, SPYRE_CMD_STATUS_MMU_FAULT);
     wr(&c, SPYRE_REG_FAULT_STATUS, 0);
 }
@@ -796,7 +784,8 @@ static void test_launch_bad_program(void *obj, void *data,
 
     card_setup(&c, obj, alloc);
     g_assert_cmpuint(run(&c, 0, (Cmd) {
-        .op = SPYRE_OP_LAUNCH, .args = { VA_DEV, VA_DEV + 0x1000, 64 } }), ==,
+        .opcode = SPYRE_OP_LAUNCH,
+        .args = { VA_DEV, VA_DEV + 0x1000, 64 } }), ==,
         SPYRE_CMD_STATUS_BAD_PROGRAM);
     g_assert_cmpuint(qrd(&c, 0, SPYRE_QREG_ENGINE_STATUS), !=, 0);
     /*
@@ -809,16 +798,17 @@ static void test_launch_bad_program(void *obj, void *data,
     stl_le_p(junk + SPK_HDR_IMAGE_BYTES, sizeof(junk));
     qpci_memwrite(c.pdev, c.bar2, 0x10000, junk, sizeof(junk));
     g_assert_cmpuint(run(&c, 0, (Cmd) {
-        .op = SPYRE_OP_LAUNCH, .args = { VA_DEV + 0x10000 } }), ==,
+        .opcode = SPYRE_OP_LAUNCH, .args = { VA_DEV + 0x10000 } }), ==,
         SPYRE_CMD_STATUS_BAD_PROGRAM);
     g_assert_cmpuint(qrd(&c, 0, SPYRE_QREG_ENGINE_STATUS), ==, 2);
     /* Argument block size not a multiple of 8 is a bad argument. */
     g_assert_cmpuint(run(&c, 0, (Cmd) {
-        .op = SPYRE_OP_LAUNCH, .args = { VA_DEV, VA_DEV + 0x1000, 12 } }), ==,
+        .opcode = SPYRE_OP_LAUNCH,
+        .args = { VA_DEV, VA_DEV + 0x1000, 12 } }), ==,
         SPYRE_CMD_STATUS_BAD_ARGUMENT);
     /* An unmapped kernel image faults like any other access. */
     g_assert_cmpuint(run(&c, 0, (Cmd) {
-        .op = SPYRE_OP_LAUNCH, .args = { VA_NONE, VA_DEV, 8 } }), ==,
+        .opcode = SPYRE_OP_LAUNCH, .args = { VA_NONE, VA_DEV, 8 } }), ==,
         SPYRE_CMD_STATUS_MMU_FAULT);
     wr(&c, SPYRE_REG_FAULT_STATUS, 0);
 }
@@ -878,7 +868,7 @@ static void test_launch_rewritten(void *obj, void *data, QGuestAllocator *alloc)
         free(image);
         qtest_memset(c.qts, gpa(&c, o_out), 0xff, sizeof(out));
         g_assert_cmpuint(run(&c, (int)i % 2, (Cmd) {
-            .op = SPYRE_OP_LAUNCH,
+            .opcode = SPYRE_OP_LAUNCH,
             .args = { hva(&c, o_img), hva(&c, o_args), 8, 0 } }),
             ==, SPYRE_CMD_STATUS_SUCCESS);
         qtest_memread(c.qts, gpa(&c, o_out), out, sizeof(out));
@@ -944,7 +934,7 @@ static void test_launch_matmul(void *obj, void *data, QGuestAllocator *alloc)
     g_free(prog);
 
     g_assert_cmpuint(run(&c, 1, (Cmd) {
-        .op = SPYRE_OP_LAUNCH,
+        .opcode = SPYRE_OP_LAUNCH,
         .args = { hva(&c, o_img), hva(&c, o_args), 24, hva(&c, o_stats) } }),
         ==, SPYRE_CMD_STATUS_SUCCESS);
 
@@ -991,7 +981,7 @@ static void test_reset_flr(void *obj, void *data, QGuestAllocator *alloc)
     card_setup(&c, obj, alloc);
     wr(&c, SPYRE_REG_SCRATCH, 0x1234);
     qtest_writeq(c.qts, gpa(&c, W_FLAGS), 0);
-    submit(&c, 0, &(Cmd) { .op = SPYRE_OP_WAIT,
+    submit(&c, 0, &(Cmd) { .opcode = SPYRE_OP_WAIT,
                            .args = { hva(&c, W_FLAGS), 1, 0 } }, 1);
     g_assert_cmpuint(qrd(&c, 0, SPYRE_QREG_STATUS), ==, SPYRE_QSTATE_BUSY);
 
@@ -1016,7 +1006,7 @@ static void test_reset_flr(void *obj, void *data, QGuestAllocator *alloc)
 
     build_tables(&c);
     queue_enable(&c, 0, 0);
-    g_assert_cmpuint(run(&c, 0, (Cmd) { .op = SPYRE_OP_NOP }), ==,
+    g_assert_cmpuint(run(&c, 0, (Cmd) { .opcode = SPYRE_OP_NOP }), ==,
                      SPYRE_CMD_STATUS_SUCCESS);
 }
 
@@ -1054,7 +1044,7 @@ static void test_fence(void *obj, void *data, QGuestAllocator *alloc)
 static void test_wait_fence(void *obj, void *data, QGuestAllocator *alloc)
 {
     uint64_t flag = W_FLAGS;
-    Cmd wait = { .op = SPYRE_OP_WAIT, .args = { 0, 5, 0 } };
+    Cmd wait = { .opcode = SPYRE_OP_WAIT, .args = { 0, 5, 0 } };
     uint32_t idx;
     Card c;
 
@@ -1079,11 +1069,12 @@ static void test_wait_timeout(void *obj, void *data, QGuestAllocator *alloc)
     card_setup(&c, obj, alloc);
     qtest_writeq(c.qts, gpa(&c, W_FLAGS), 1);
     g_assert_cmpuint(run(&c, 0, (Cmd) {
-        .op = SPYRE_OP_WAIT, .args = { hva(&c, W_FLAGS), 2, 20 * 1000 * 1000 }
+        .opcode = SPYRE_OP_WAIT,
+        .args = { hva(&c, W_FLAGS), 2, 20 * 1000 * 1000 }
     }), ==, SPYRE_CMD_STATUS_TIMEOUT);
     /* Already satisfied: no wait, even with a timeout. */
     g_assert_cmpuint(run(&c, 0, (Cmd) {
-        .op = SPYRE_OP_WAIT, .args = { hva(&c, W_FLAGS), 1, 1000 }
+        .opcode = SPYRE_OP_WAIT, .args = { hva(&c, W_FLAGS), 1, 1000 }
     }), ==, SPYRE_CMD_STATUS_SUCCESS);
     expect_no_err(&c);
 }
@@ -1098,7 +1089,7 @@ static uint64_t dev_time(Card *c)
 static void test_timestamp(void *obj, void *data, QGuestAllocator *alloc)
 {
     Cmd ts[2] = {
-        { .op = SPYRE_OP_TIMESTAMP }, { .op = SPYRE_OP_TIMESTAMP },
+        { .opcode = SPYRE_OP_TIMESTAMP }, { .opcode = SPYRE_OP_TIMESTAMP },
     };
     uint64_t t0, t1, t2, t3;
     Card c;
@@ -1135,7 +1126,8 @@ static void test_call(void *obj, void *data, QGuestAllocator *alloc)
     write_cmd(&c, gpa(&c, W_BUF) + SPYRE_CMD_SIZE, &inner[1]);
     /* The buffer is at the same VA_RO address in both contexts. */
     g_assert_cmpuint(run(&c, 0, (Cmd) {
-        .op = SPYRE_OP_CALL, .args = { 1, VA_RO + gpa(&c, W_BUF), 2 } }), ==,
+        .opcode = SPYRE_OP_CALL,
+        .args = { 1, VA_RO + gpa(&c, W_BUF), 2 } }), ==,
         SPYRE_CMD_STATUS_SUCCESS);
     dev_read(&c, 0x20000, buf, sizeof(buf));
     g_assert(memcmp(buf, src, sizeof(src)) == 0);
@@ -1153,16 +1145,17 @@ static void test_call(void *obj, void *data, QGuestAllocator *alloc)
 /* A CALL inside a called buffer fails with BAD_OPCODE; sub-index names it. */
 static void test_call_nested(void *obj, void *data, QGuestAllocator *alloc)
 {
-    Cmd inner[2] = { { .op = SPYRE_OP_NOP } };
+    Cmd inner[2] = { { .opcode = SPYRE_OP_NOP } };
     Card c;
 
     card_setup(&c, obj, alloc);
-    inner[1] = (Cmd) { .op = SPYRE_OP_CALL,
+    inner[1] = (Cmd) { .opcode = SPYRE_OP_CALL,
                        .args = { 0, VA_RO + gpa(&c, W_BUF), 1 } };
     write_cmd(&c, gpa(&c, W_BUF), &inner[0]);
     write_cmd(&c, gpa(&c, W_BUF) + SPYRE_CMD_SIZE, &inner[1]);
     g_assert_cmpuint(run(&c, 0, (Cmd) {
-        .op = SPYRE_OP_CALL, .args = { 0, VA_RO + gpa(&c, W_BUF), 2 } }), ==,
+        .opcode = SPYRE_OP_CALL,
+        .args = { 0, VA_RO + gpa(&c, W_BUF), 2 } }), ==,
         SPYRE_CMD_STATUS_BAD_OPCODE);
     g_assert_cmpuint(qrd(&c, 0, SPYRE_QREG_ERROR_SUB_INDEX), ==, 1);
 }
@@ -1171,7 +1164,7 @@ static void test_call_nested(void *obj, void *data, QGuestAllocator *alloc)
 static void test_call_fail(void *obj, void *data, QGuestAllocator *alloc)
 {
     Cmd inner[4] = {
-        { .op = SPYRE_OP_NOP }, { .op = SPYRE_OP_NOP },
+        { .opcode = SPYRE_OP_NOP }, { .opcode = SPYRE_OP_NOP },
         copy(VA_DEV, VA_DEV + 0x10000, 0),
     };
     Card c;
@@ -1183,7 +1176,8 @@ static void test_call_fail(void *obj, void *data, QGuestAllocator *alloc)
     }
     qtest_writeq(c.qts, gpa(&c, W_FLAGS), 0);
     g_assert_cmpuint(run(&c, 0, (Cmd) {
-        .op = SPYRE_OP_CALL, .args = { 0, VA_RO + gpa(&c, W_BUF), 4 } }), ==,
+        .opcode = SPYRE_OP_CALL,
+        .args = { 0, VA_RO + gpa(&c, W_BUF), 4 } }), ==,
         SPYRE_CMD_STATUS_BAD_ARGUMENT);
     g_assert_cmpuint(qrd(&c, 0, SPYRE_QREG_ERROR_SUB_INDEX), ==, 2);
     /* It stopped there: the FENCE after it did not run. */
@@ -1330,10 +1324,11 @@ static void test_mmu_no_context(void *obj, void *data, QGuestAllocator *alloc)
                      SPYRE_CMD_STATUS_MMU_FAULT);
     expect_fault(&c, VA_DEV, 5, 3, SPYRE_ACCESS_READ, SPYRE_FAULT_NO_CONTEXT);
     /* A CALL naming an invalid context faults the same way. */
-    write_cmd(&c, gpa(&c, W_BUF), &(Cmd) { .op = SPYRE_OP_TIMESTAMP,
+    write_cmd(&c, gpa(&c, W_BUF), &(Cmd) { .opcode = SPYRE_OP_TIMESTAMP,
                                           .args = { VA_DEV } });
     g_assert_cmpuint(run(&c, 0, (Cmd) {
-        .op = SPYRE_OP_CALL, .args = { 9, VA_RO + gpa(&c, W_BUF), 1 } }), ==,
+        .opcode = SPYRE_OP_CALL,
+        .args = { 9, VA_RO + gpa(&c, W_BUF), 1 } }), ==,
         SPYRE_CMD_STATUS_MMU_FAULT);
     g_assert_cmphex(rd(&c, SPYRE_REG_FAULT_STATUS), ==, SPYRE_FAULT_VALID);
     g_assert_cmpuint(rd(&c, SPYRE_REG_FAULT_CONTEXT), ==, 9);
@@ -1364,7 +1359,7 @@ static void test_mmu_overflow(void *obj, void *data, QGuestAllocator *alloc)
 static void test_queue_stop_resume(void *obj, void *data, QGuestAllocator *alloc)
 {
     Cmd cmds[3] = {
-        { .op = SPYRE_OP_NOP }, copy(VA_NONE, VA_DEV, 64),
+        { .opcode = SPYRE_OP_NOP }, copy(VA_NONE, VA_DEV, 64),
     };
     uint32_t idx;
     Card c;
@@ -1448,7 +1443,7 @@ static void expect_reset_values(Card *c)
 /* DEV_CTRL.RESET while a queue waits: ABORTED, READY, reset values. */
 static void test_reset_busy(void *obj, void *data, QGuestAllocator *alloc)
 {
-    Cmd wait = { .op = SPYRE_OP_WAIT, .args = { 0, 1, 0 } };
+    Cmd wait = { .opcode = SPYRE_OP_WAIT, .args = { 0, 1, 0 } };
     uint32_t idx;
     uint64_t t;
     Card c;
@@ -1479,7 +1474,7 @@ static void test_reset_busy(void *obj, void *data, QGuestAllocator *alloc)
     /* Usable again after set-up; the injection was disarmed. */
     build_tables(&c);
     queue_enable(&c, 2, 0);
-    g_assert_cmpuint(run(&c, 2, (Cmd) { .op = SPYRE_OP_NOP }), ==,
+    g_assert_cmpuint(run(&c, 2, (Cmd) { .opcode = SPYRE_OP_NOP }), ==,
                      SPYRE_CMD_STATUS_SUCCESS);
     expect_no_err(&c);
 }
@@ -1487,7 +1482,7 @@ static void test_reset_busy(void *obj, void *data, QGuestAllocator *alloc)
 /* DBG_HANG: the command never finishes; reset recovers. */
 static void test_dbg_hang(void *obj, void *data, QGuestAllocator *alloc)
 {
-    Cmd nops[2] = { { .op = SPYRE_OP_NOP }, { .op = SPYRE_OP_NOP } };
+    Cmd nops[2] = { { .opcode = SPYRE_OP_NOP }, { .opcode = SPYRE_OP_NOP } };
     uint32_t idx;
     Card c;
 
@@ -1499,7 +1494,7 @@ static void test_dbg_hang(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmpuint(entry_status(&c, 1, idx), ==, SPYRE_CMD_STATUS_SUCCESS);
     g_assert_cmpuint(entry_status(&c, 1, idx + 1), ==, SPYRE_CMD_STATUS_PENDING);
     /* Other queues are not held up. */
-    g_assert_cmpuint(run(&c, 0, (Cmd) { .op = SPYRE_OP_NOP }), ==,
+    g_assert_cmpuint(run(&c, 0, (Cmd) { .opcode = SPYRE_OP_NOP }), ==,
                      SPYRE_CMD_STATUS_SUCCESS);
     /* Disabling a busy queue is refused. */
     qwr(&c, 1, SPYRE_QREG_CTRL, 0);
@@ -1512,7 +1507,7 @@ static void test_dbg_hang(void *obj, void *data, QGuestAllocator *alloc)
     expect_reset_values(&c);
     build_tables(&c);
     queue_enable(&c, 1, 0);
-    g_assert_cmpuint(run(&c, 1, (Cmd) { .op = SPYRE_OP_NOP }), ==,
+    g_assert_cmpuint(run(&c, 1, (Cmd) { .opcode = SPYRE_OP_NOP }), ==,
                      SPYRE_CMD_STATUS_SUCCESS);
 }
 
@@ -1533,7 +1528,7 @@ static void test_dbg_dma_error(void *obj, void *data, QGuestAllocator *alloc)
     /* Disarmed by 0. */
     wr(&c, SPYRE_REG_DBG_DMA_ERROR, SPYRE_INJECT_ARM | 2 << 16);
     wr(&c, SPYRE_REG_DBG_DMA_ERROR, 0);
-    g_assert_cmpuint(run(&c, 2, (Cmd) { .op = SPYRE_OP_NOP }), ==,
+    g_assert_cmpuint(run(&c, 2, (Cmd) { .opcode = SPYRE_OP_NOP }), ==,
                      SPYRE_CMD_STATUS_SUCCESS);
     expect_no_err(&c);
 }
@@ -1551,17 +1546,17 @@ static void test_hostile_commands(void *obj, void *data, QGuestAllocator *alloc)
         Cmd cmd;
         uint32_t status;
     } bad[] = {
-        { "bad opcode", { .op = 0x42 }, SPYRE_CMD_STATUS_BAD_OPCODE },
-        { "opcode 0xff", { .op = 0xff }, SPYRE_CMD_STATUS_BAD_OPCODE },
-        { "flags", { .op = SPYRE_OP_NOP, .flags = 1 },
+        { "bad opcode", { .opcode = 0x42 }, SPYRE_CMD_STATUS_BAD_OPCODE },
+        { "opcode 0xff", { .opcode = 0xff }, SPYRE_CMD_STATUS_BAD_OPCODE },
+        { "flags", { .opcode = SPYRE_OP_NOP, .flags = 1 },
           SPYRE_CMD_STATUS_BAD_ARGUMENT },
-        { "reserved bytes", { .op = SPYRE_OP_NOP, .rsvd = 0x100 },
+        { "reserved bytes", { .opcode = SPYRE_OP_NOP, .reserved = 0x100 },
           SPYRE_CMD_STATUS_BAD_ARGUMENT },
-        { "NOP arg", { .op = SPYRE_OP_NOP, .args = { [6] = 1 } },
+        { "NOP arg", { .opcode = SPYRE_OP_NOP, .args = { [6] = 1 } },
           SPYRE_CMD_STATUS_BAD_ARGUMENT },
-        { "DMA_COPY unused arg", { .op = SPYRE_OP_DMA_COPY,
+        { "DMA_COPY unused arg", { .opcode = SPYRE_OP_DMA_COPY,
           .args = { h, VA_DEV, 64, 1 } }, SPYRE_CMD_STATUS_BAD_ARGUMENT },
-        { "FENCE unused arg", { .op = SPYRE_OP_FENCE,
+        { "FENCE unused arg", { .opcode = SPYRE_OP_FENCE,
           .args = { VA_DEV, 1, 0, 0, 0, 0, 1 } }, SPYRE_CMD_STATUS_BAD_ARGUMENT },
         { "size 0", copy(h, VA_DEV, 0), SPYRE_CMD_STATUS_BAD_ARGUMENT },
         { "size > 1 TiB", copy(VA_DEV, VA_DEV + 4 * SPYRE_DMA_MAX_BYTES,
@@ -1587,28 +1582,31 @@ static void test_hostile_commands(void *obj, void *data, QGuestAllocator *alloc)
           SPYRE_CMD_STATUS_BAD_ARGUMENT },
         { "FENCE beyond 48 bits", fence(top, 1),
           SPYRE_CMD_STATUS_BAD_ARGUMENT },
-        { "WAIT unaligned", { .op = SPYRE_OP_WAIT, .args = { VA_DEV + 1, 0 } },
+        { "WAIT unaligned", { .opcode = SPYRE_OP_WAIT,
+          .args = { VA_DEV + 1, 0 } },
           SPYRE_CMD_STATUS_BAD_ARGUMENT },
-        { "TIMESTAMP unaligned", { .op = SPYRE_OP_TIMESTAMP,
+        { "TIMESTAMP unaligned", { .opcode = SPYRE_OP_TIMESTAMP,
           .args = { VA_DEV + 2 } }, SPYRE_CMD_STATUS_BAD_ARGUMENT },
-        { "SG 0 entries", { .op = SPYRE_OP_DMA_COPY_SG, .args = { list, 0 } },
+        { "SG 0 entries", { .opcode = SPYRE_OP_DMA_COPY_SG,
+          .args = { list, 0 } },
           SPYRE_CMD_STATUS_BAD_ARGUMENT },
-        { "SG too many entries", { .op = SPYRE_OP_DMA_COPY_SG,
+        { "SG too many entries", { .opcode = SPYRE_OP_DMA_COPY_SG,
           .args = { list, SPYRE_SG_MAX_ENTRIES + 1 } },
           SPYRE_CMD_STATUS_BAD_ARGUMENT },
-        { "SG list unaligned", { .op = SPYRE_OP_DMA_COPY_SG,
+        { "SG list unaligned", { .opcode = SPYRE_OP_DMA_COPY_SG,
           .args = { list + 4, 1 } }, SPYRE_CMD_STATUS_BAD_ARGUMENT },
-        { "CALL 0 commands", { .op = SPYRE_OP_CALL, .args = { 0, list, 0 } },
+        { "CALL 0 commands", { .opcode = SPYRE_OP_CALL,
+          .args = { 0, list, 0 } },
           SPYRE_CMD_STATUS_BAD_ARGUMENT },
-        { "CALL too many", { .op = SPYRE_OP_CALL,
+        { "CALL too many", { .opcode = SPYRE_OP_CALL,
           .args = { 0, list, SPYRE_CALL_MAX_CMDS + 1 } },
           SPYRE_CMD_STATUS_BAD_ARGUMENT },
-        { "CALL context 16", { .op = SPYRE_OP_CALL,
+        { "CALL context 16", { .opcode = SPYRE_OP_CALL,
           .args = { SPYRE_NUM_CONTEXTS, list, 1 } },
           SPYRE_CMD_STATUS_BAD_ARGUMENT },
-        { "CALL buffer unaligned", { .op = SPYRE_OP_CALL,
+        { "CALL buffer unaligned", { .opcode = SPYRE_OP_CALL,
           .args = { 0, list + 8, 1 } }, SPYRE_CMD_STATUS_BAD_ARGUMENT },
-        { "LAUNCH unused arg", { .op = SPYRE_OP_LAUNCH,
+        { "LAUNCH unused arg", { .opcode = SPYRE_OP_LAUNCH,
           .args = { VA_DEV, VA_DEV, 64, 1 } }, SPYRE_CMD_STATUS_BAD_ARGUMENT },
     };
 
@@ -1627,7 +1625,7 @@ static void test_hostile_commands(void *obj, void *data, QGuestAllocator *alloc)
     /* Nothing of that faulted, and every queue still works. */
     g_assert_cmphex(rd(&c, SPYRE_REG_FAULT_STATUS), ==, 0);
     for (int q = 0; q < SPYRE_NUM_QUEUES; q++) {
-        g_assert_cmpuint(run(&c, q, (Cmd) { .op = SPYRE_OP_NOP }), ==,
+        g_assert_cmpuint(run(&c, q, (Cmd) { .opcode = SPYRE_OP_NOP }), ==,
                          SPYRE_CMD_STATUS_SUCCESS);
     }
     expect_no_err(&c);
@@ -1650,7 +1648,7 @@ static void test_hostile_ring(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmpuint(qrd(&c, 0, SPYRE_QREG_LAST_STATUS), ==,
                      SPYRE_CMD_STATUS_DMA_ERROR);
     /* Other queues carry on. */
-    g_assert_cmpuint(run(&c, 1, (Cmd) { .op = SPYRE_OP_NOP }), ==,
+    g_assert_cmpuint(run(&c, 1, (Cmd) { .opcode = SPYRE_OP_NOP }), ==,
                      SPYRE_CMD_STATUS_SUCCESS);
 }
 
@@ -1765,7 +1763,7 @@ static void test_hostile_registers(void *obj, void *data, QGuestAllocator *alloc
 
     /* The card still works. */
     queue_enable(&c, 0, 0);
-    g_assert_cmpuint(run(&c, 0, (Cmd) { .op = SPYRE_OP_NOP }), ==,
+    g_assert_cmpuint(run(&c, 0, (Cmd) { .opcode = SPYRE_OP_NOP }), ==,
                      SPYRE_CMD_STATUS_SUCCESS);
 }
 
