@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "program.h"
 
 void spyre_engine_config_default(struct spyre_engine_config *cfg)
 {

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "program.h"
 
 #define FAIL(st, core, idx, ...)                                 \
     do {                                                         \

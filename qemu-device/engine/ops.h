@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "program.h"
 #include "threads.h"
 
 #define OP_MAX_THREADS 64 /* threads.c's POOL_MAX_THREADS */

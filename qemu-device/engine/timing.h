@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "program.h"
 
 #define TICKS_PER_CYCLE 1024u
 

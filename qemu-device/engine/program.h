@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The engine's private state: a loaded program (decoded and validated
- * descriptors) and the per-run state the scheduler keeps.
+ * A loaded program as the loader decoded and validated it (struct
+ * spyre_program, opaque in engine.h: per core its buffers, streams and
+ * ops), which the scheduler, ops and timing model read, and the engine's
+ * error reporting.
  */
-#ifndef SPYRE_ENGINE_INTERNAL_H
-#define SPYRE_ENGINE_INTERNAL_H
+#ifndef SPYRE_ENGINE_PROGRAM_H
+#define SPYRE_ENGINE_PROGRAM_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -108,4 +110,4 @@ void engine_set_error(struct spyre_engine_error *err,
                       const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
-#endif /* SPYRE_ENGINE_INTERNAL_H */
+#endif /* SPYRE_ENGINE_PROGRAM_H */
