@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "program.h"
+#include "spyre_cmd.h"
 
 #define FAIL(st, core, idx, ...)                                 \
     do {                                                         \
@@ -41,9 +42,10 @@ static void work_add(struct spyre_program *prog, uint64_t a, uint64_t b)
     }
 }
 
+/* An fp32 immediate of the image (little-endian, like every field). */
 static float get_lef32(const uint8_t *p)
 {
-    uint32_t u = get_le32(p);
+    uint32_t u = spyre_get_le32(p);
     float f;
 
     memcpy(&f, &u, sizeof(f));
@@ -98,12 +100,12 @@ static enum spyre_engine_status check_pattern(struct endpoint *ep,
 static void decode_endpoint(const uint8_t *p, struct endpoint *ep, uint8_t kind)
 {
     ep->kind = kind;
-    ep->ref = get_le16(p + SPK_EP_REF);
-    ep->core = get_le32(p + SPK_EP_CORE);
-    ep->offset = get_le64(p + SPK_EP_OFFSET);
+    ep->ref = spyre_get_le16(p + SPK_EP_REF);
+    ep->core = spyre_get_le32(p + SPK_EP_CORE);
+    ep->offset = spyre_get_le64(p + SPK_EP_OFFSET);
     for (int d = 0; d < SPK_EP_DIMS; d++) {
-        ep->count[d] = get_le32(p + SPK_EP_COUNT + 4 * d);
-        ep->stride[d] = (int64_t)get_le64(p + SPK_EP_STRIDE + 8 * d);
+        ep->count[d] = spyre_get_le32(p + SPK_EP_COUNT + 4 * d);
+        ep->stride[d] = (int64_t)spyre_get_le64(p + SPK_EP_STRIDE + 8 * d);
     }
 }
 
@@ -115,7 +117,7 @@ static enum spyre_engine_status check_endpoint(
     int core = (int)cp->core;
     enum spyre_engine_status st;
 
-    if (get_le16(raw + 2)) {
+    if (spyre_get_le16(raw + 2)) {
         FAIL(SPYRE_ENGINE_E_RESERVED, core, idx, "endpoint reserved bytes set");
     }
     switch (ep->kind) {
@@ -190,8 +192,8 @@ static enum spyre_engine_status decode_buffers(const struct spyre_program *prog,
         uint64_t end;
 
         memset(b, 0, sizeof(*b));
-        b->offset = get_le32(p + SPK_BUF_OFFSET);
-        b->bytes = get_le32(p + SPK_BUF_SIZE);
+        b->offset = spyre_get_le32(p + SPK_BUF_OFFSET);
+        b->bytes = spyre_get_le32(p + SPK_BUF_SIZE);
         end = (uint64_t)b->offset + b->bytes;
         if (!b->bytes || b->offset % STICK_BYTES || b->bytes % STICK_BYTES ||
             b->offset < cfg->reserved_bytes || end > cfg->scratchpad_bytes) {
@@ -236,12 +238,12 @@ static enum spyre_engine_status decode_streams(const struct spyre_program *prog,
         int idx = (int)i;
 
         memset(s, 0, sizeof(*s));
-        s->fifo_buffer = get_le16(p + SPK_STREAM_FIFO_BUFFER);
-        s->fifo_sticks = get_le32(p + SPK_STREAM_FIFO_STICKS);
-        s->total_sticks = get_le32(p + SPK_STREAM_TOTAL_STICKS);
-        s->after = get_le16(p + SPK_STREAM_AFTER);
+        s->fifo_buffer = spyre_get_le16(p + SPK_STREAM_FIFO_BUFFER);
+        s->fifo_sticks = spyre_get_le32(p + SPK_STREAM_FIFO_STICKS);
+        s->total_sticks = spyre_get_le32(p + SPK_STREAM_TOTAL_STICKS);
+        s->after = spyre_get_le16(p + SPK_STREAM_AFTER);
         s->producer_op = s->consumer_op = -1;
-        if (get_le16(p + 14)) {
+        if (spyre_get_le16(p + 14)) {
             FAIL(SPYRE_ENGINE_E_RESERVED, core, idx,
                  "stream reserved bytes set");
         }
@@ -342,7 +344,7 @@ static enum spyre_engine_status check_op_shape(const struct core_program *cp,
         FAIL(SPYRE_ENGINE_E_OP, core, idx,
              "ACROSS on an op that does not reduce");
     }
-    if (!isfinite(op->imm0) || get_le32(p + SPK_OP_IMM1)) {
+    if (!isfinite(op->imm0) || spyre_get_le32(p + SPK_OP_IMM1)) {
         FAIL(SPYRE_ENGINE_E_OP, core, idx, "imm0 not finite or imm1 set");
     }
     if ((op->opcode == SPK_OPC_LAYERNORM || op->opcode == SPK_OPC_RMSNORM) &&
@@ -430,15 +432,15 @@ static enum spyre_engine_status decode_ops(struct spyre_program *prog,
         op->dtype_out = p[SPK_OP_DTYPE_OUT];
         op->flags = p[SPK_OP_FLAGS];
         for (int j = 0; j < 3; j++) {
-            op->in[j] = get_le16(p + SPK_OP_IN + 2 * j);
+            op->in[j] = spyre_get_le16(p + SPK_OP_IN + 2 * j);
         }
-        op->out = get_le16(p + SPK_OP_OUT);
-        op->acc_buffer = get_le16(p + SPK_OP_ACC_BUFFER);
-        op->firings = get_le32(p + SPK_OP_FIRINGS);
-        op->row_elems = get_le32(p + SPK_OP_ROW_ELEMS);
-        op->rows = get_le32(p + SPK_OP_ROWS);
-        op->k = get_le32(p + SPK_OP_K);
-        op->k_steps = get_le32(p + SPK_OP_K_STEPS);
+        op->out = spyre_get_le16(p + SPK_OP_OUT);
+        op->acc_buffer = spyre_get_le16(p + SPK_OP_ACC_BUFFER);
+        op->firings = spyre_get_le32(p + SPK_OP_FIRINGS);
+        op->row_elems = spyre_get_le32(p + SPK_OP_ROW_ELEMS);
+        op->rows = spyre_get_le32(p + SPK_OP_ROWS);
+        op->k = spyre_get_le32(p + SPK_OP_K);
+        op->k_steps = spyre_get_le32(p + SPK_OP_K_STEPS);
         op->imm0 = get_lef32(p + SPK_OP_IMM0);
         op->imm1 = 0;
         if (!spk_op_inputs(op->opcode, &min_in, &max_in)) {
@@ -449,8 +451,8 @@ static enum spyre_engine_status decode_ops(struct spyre_program *prog,
             FAIL(SPYRE_ENGINE_E_DTYPE, core, idx, "data types %u -> %u",
                  op->dtype_in, op->dtype_out);
         }
-        if ((op->flags & ~SPK_OPF_ALL) || get_le16(p + 14) ||
-            get_le32(p + 36) || !all_zero(p + 48, SPK_OP_BYTES - 48)) {
+        if ((op->flags & ~SPK_OPF_ALL) || spyre_get_le16(p + 14) ||
+            spyre_get_le32(p + 36) || !all_zero(p + 48, SPK_OP_BYTES - 48)) {
             FAIL(SPYRE_ENGINE_E_RESERVED, core, idx, "op reserved bits set");
         }
         op->num_in = 0;
@@ -524,10 +526,10 @@ static enum spyre_engine_status decode_core(struct spyre_program *prog,
         FAIL(SPYRE_ENGINE_E_TRUNCATED, core, -1, "core program of %u bytes",
              bytes);
     }
-    cp->num_buffers = get_le16(p + SPK_PROG_NUM_BUFFERS);
-    cp->num_streams = get_le16(p + SPK_PROG_NUM_STREAMS);
-    cp->num_ops = get_le16(p + SPK_PROG_NUM_OPS);
-    if (get_le16(p + 6)) {
+    cp->num_buffers = spyre_get_le16(p + SPK_PROG_NUM_BUFFERS);
+    cp->num_streams = spyre_get_le16(p + SPK_PROG_NUM_STREAMS);
+    cp->num_ops = spyre_get_le16(p + SPK_PROG_NUM_OPS);
+    if (spyre_get_le16(p + 6)) {
         FAIL(SPYRE_ENGINE_E_RESERVED, core, -1,
              "core program reserved bytes set");
     }
@@ -620,34 +622,34 @@ static enum spyre_engine_status check_header(
         FAIL(SPYRE_ENGINE_E_TRUNCATED, -1, -1, "%zu bytes, the header needs %u",
              len, SPK_HDR_BYTES);
     }
-    if (get_le32(img + SPK_HDR_MAGIC) != SPK_MAGIC) {
-        FAIL(SPYRE_ENGINE_E_MAGIC, -1, -1, "magic 0x%08x", get_le32(img));
+    if (spyre_get_le32(img + SPK_HDR_MAGIC) != SPK_MAGIC) {
+        FAIL(SPYRE_ENGINE_E_MAGIC, -1, -1, "magic 0x%08x", spyre_get_le32(img));
     }
-    if (get_le16(img + SPK_HDR_VERSION_MAJOR) != SPK_VERSION_MAJOR ||
-        get_le16(img + SPK_HDR_VERSION_MINOR) > SPK_VERSION_MINOR) {
+    if (spyre_get_le16(img + SPK_HDR_VERSION_MAJOR) != SPK_VERSION_MAJOR ||
+        spyre_get_le16(img + SPK_HDR_VERSION_MINOR) > SPK_VERSION_MINOR) {
         FAIL(SPYRE_ENGINE_E_VERSION, -1, -1,
              "version %u.%u, the engine runs %u.%u",
-             get_le16(img + SPK_HDR_VERSION_MAJOR),
-             get_le16(img + SPK_HDR_VERSION_MINOR), SPK_VERSION_MAJOR,
+             spyre_get_le16(img + SPK_HDR_VERSION_MAJOR),
+             spyre_get_le16(img + SPK_HDR_VERSION_MINOR), SPK_VERSION_MAJOR,
              SPK_VERSION_MINOR);
     }
-    *image_bytes = get_le32(img + SPK_HDR_IMAGE_BYTES);
+    *image_bytes = spyre_get_le32(img + SPK_HDR_IMAGE_BYTES);
     if (*image_bytes < SPK_HDR_BYTES || *image_bytes > len) {
         FAIL(SPYRE_ENGINE_E_TRUNCATED, -1, -1,
              "image declares %u bytes, %zu given", *image_bytes, len);
     }
-    if (get_le32(img + SPK_HDR_FLAGS) ||
+    if (spyre_get_le32(img + SPK_HDR_FLAGS) ||
         !all_zero(img + 24, SPK_HDR_BYTES - 24)) {
         FAIL(SPYRE_ENGINE_E_RESERVED, -1, -1, "header reserved bytes set");
     }
-    mask = get_le32(img + SPK_HDR_CORE_MASK);
+    mask = spyre_get_le32(img + SPK_HDR_CORE_MASK);
     if (!mask || (cfg->num_cores < 32 && (mask >> cfg->num_cores))) {
         FAIL(SPYRE_ENGINE_E_CORE_MASK, -1, -1, "core mask 0x%08x on %u cores",
              mask, cfg->num_cores);
     }
-    if (get_le32(img + SPK_HDR_NUM_ARGS) > SPK_MAX_ARGS) {
+    if (spyre_get_le32(img + SPK_HDR_NUM_ARGS) > SPK_MAX_ARGS) {
         FAIL(SPYRE_ENGINE_E_TOO_MANY, -1, -1, "%u arguments",
-             get_le32(img + SPK_HDR_NUM_ARGS));
+             spyre_get_le32(img + SPK_HDR_NUM_ARGS));
     }
     return SPYRE_ENGINE_OK;
 }
@@ -681,8 +683,8 @@ static enum spyre_engine_status decode_image(struct spyre_program *prog,
     if (st) {
         return st;
     }
-    prog->core_mask = get_le32(img + SPK_HDR_CORE_MASK);
-    prog->num_args = get_le32(img + SPK_HDR_NUM_ARGS);
+    prog->core_mask = spyre_get_le32(img + SPK_HDR_CORE_MASK);
+    prog->num_args = spyre_get_le32(img + SPK_HDR_NUM_ARGS);
     prog->num_cores = (unsigned)__builtin_popcount(prog->core_mask);
     table_end = SPK_HDR_BYTES + prog->num_cores * SPK_CORE_ENTRY_BYTES;
     if (table_end > image_bytes) {
@@ -702,16 +704,16 @@ static enum spyre_engine_status decode_image(struct spyre_program *prog,
     for (unsigned c = 0; c < prog->num_cores; c++) {
         const uint8_t *e = img + SPK_HDR_BYTES + c * SPK_CORE_ENTRY_BYTES;
         struct core_program *cp = &prog->cores[c];
-        uint32_t off = get_le32(e + SPK_CORE_PROGRAM_OFFSET);
-        uint32_t bytes = get_le32(e + SPK_CORE_PROGRAM_BYTES);
+        uint32_t off = spyre_get_le32(e + SPK_CORE_PROGRAM_OFFSET);
+        uint32_t bytes = spyre_get_le32(e + SPK_CORE_PROGRAM_BYTES);
 
         memset(cp, 0, offsetof(struct core_program, buffers));
 
         for (cp->core = 0; prog->core_slot[cp->core] != (int)c; cp->core++) {
             ;
         }
-        cp->spad_declared = get_le32(e + SPK_CORE_SPAD_BYTES);
-        if (get_le32(e + 12)) {
+        cp->spad_declared = spyre_get_le32(e + SPK_CORE_SPAD_BYTES);
+        if (spyre_get_le32(e + 12)) {
             FAIL(SPYRE_ENGINE_E_RESERVED, (int)cp->core, -1,
                  "core entry reserved");
         }

@@ -77,23 +77,6 @@ struct spyre_program {
     uint64_t work; /* sticks moved + firings: bounded by cfg.max_work */
 };
 
-/* Little-endian field access on the image. */
-static inline uint16_t get_le16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static inline uint32_t get_le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-           (uint32_t)p[3] << 24;
-}
-
-static inline uint64_t get_le64(const uint8_t *p)
-{
-    return (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
-}
-
 /* Elements of a dtype in one stick. */
 static inline uint32_t dtype_stick_elems(unsigned dtype)
 {
