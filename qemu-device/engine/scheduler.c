@@ -679,6 +679,40 @@ static enum spyre_engine_status move_sticks(struct run *r, struct transfer *x,
     return SPYRE_ENGINE_OK;
 }
 
+/* The transfer at stream s's source end (to_fifo) or destination end. */
+static struct transfer stream_transfer(struct agent *a, struct core_run *cr,
+                                       struct stream_run *s, bool to_fifo)
+{
+    return (struct transfer){
+        .a = a,
+        .cr = cr,
+        .ep = to_fifo ? &s->desc->src : &s->desc->dst,
+        .base = to_fifo ? s->src_base : s->dst_base,
+        .f = &s->fifo,
+        .to_fifo = to_fifo,
+        .coalesce = true,
+        .host = to_fifo ? s->src_host : NULL,
+        .cur = to_fifo ? &s->src_cur : &s->dst_cur,
+        .next = to_fifo ? &s->src_next : &s->dst_next,
+    };
+}
+
+/*
+ * A lazy source maps its whole extent once, unless it is much larger than
+ * the sticks it moves.
+ */
+static void src_map_extent(struct run *r, struct stream_run *s)
+{
+    const struct endpoint *ep = &s->desc->src;
+    uint64_t span = (uint64_t)(ep->max_off - ep->min_off) + STICK_BYTES;
+
+    s->src_host_tried = true;
+    if (span / 16 <= (uint64_t)s->desc->total_sticks * STICK_BYTES) {
+        s->src_host = r->mem->map(r->mem->opaque,
+                                  s->src_base + (uint64_t)ep->min_off, span);
+    }
+}
+
 static enum spyre_engine_status fire_src(struct run *r, struct agent *a,
                                          uint64_t t, uint32_t n)
 {
@@ -691,29 +725,9 @@ static enum spyre_engine_status fire_src(struct run *r, struct agent *a,
     bool port[2];
 
     if (s->fifo.src && !s->src_host_tried) {
-        /*
-         * Map the whole extent once, unless it is much larger than the sticks.
-         */
-        uint64_t span = (uint64_t)(ep->max_off - ep->min_off) + STICK_BYTES;
-
-        s->src_host_tried = true;
-        if (span / 16 <= (uint64_t)s->desc->total_sticks * STICK_BYTES) {
-            s->src_host = r->mem->map(
-                r->mem->opaque, s->src_base + (uint64_t)ep->min_off, span);
-        }
+        src_map_extent(r, s);
     }
-    x = (struct transfer){
-        .a = a,
-        .cr = cr,
-        .ep = ep,
-        .base = s->src_base,
-        .f = &s->fifo,
-        .to_fifo = true,
-        .coalesce = true,
-        .host = s->src_host,
-        .cur = &s->src_cur,
-        .next = &s->src_next,
-    };
+    x = stream_transfer(a, cr, s, true);
     st = move_sticks(r, &x, s->fifo.count, s->entered, n);
     if (st) {
         return st;
@@ -845,18 +859,7 @@ static enum spyre_engine_status fire_dst(struct run *r, struct agent *a,
     if (ep->kind == SPK_EP_RING) {
         fire_ring(r, a, t, n, &done);
     } else {
-        struct transfer x = {
-            .a = a,
-            .cr = cr,
-            .ep = ep,
-            .base = s->dst_base,
-            .f = &s->fifo,
-            .to_fifo = false,
-            .coalesce = true,
-            .host = NULL,
-            .cur = &s->dst_cur,
-            .next = &s->dst_next,
-        };
+        struct transfer x = stream_transfer(a, cr, s, false);
         bool port[2];
         enum spyre_engine_status st;
 
