@@ -51,7 +51,7 @@ HOST_TESTS := $(B)/tests/host/test_libspyre $(B)/tests/host/test_libspyre_san
 # The dataflow engine (qemu-device/engine/): plain C11, no QEMU headers, so
 # it is built and tested on the host like this, and linked into QEMU.
 ENGINE_SRCS := $(wildcard qemu-device/engine/*.c)
-ENGINE_HDRS := $(wildcard qemu-device/engine/*.h) include/spyre_program.h
+ENGINE_HDRS := $(wildcard qemu-device/engine/*.h) include/spyre_program.h include/spyre_cmd.h
 ENGINE_CFLAGS := -std=c11 -O2 -g $(WARN) -Iinclude -Iqemu-device/engine
 ENGINE_OBJS := $(ENGINE_SRCS:%.c=$(B)/obj/%.o)
 ENGINE_SAN_OBJS := $(ENGINE_SRCS:%.c=$(B)/obj-san/%.o)
