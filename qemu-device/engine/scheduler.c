@@ -635,7 +635,8 @@ static int dram_move(struct run *r, struct transfer *x, int64_t off,
  * walked by x->cur) and the FIFO slots from `slot` on.  Sticks contiguous
  * at both ends go in one memcpy or callback; when a callback refuses a
  * run, it is retried stick by stick so the failure names the exact stick
- * (and earlier sticks are moved).
+ * (and earlier sticks are moved); if every stick goes alone, the rest of
+ * the transfer follows stick by stick.
  */
 static enum spyre_engine_status move_sticks(struct run *r, struct transfer *x,
                                             uint32_t slot, uint32_t first,
@@ -668,10 +669,15 @@ static enum spyre_engine_status move_sticks(struct run *r, struct transfer *x,
                 return mem_fail(r, x->a, x->base + (uint64_t)off,
                                 x->to_fifo ? "read" : "write");
             }
-            /* Find the stick that fails. */
+            /* Find the stick that fails; if none does, go on stick by stick. */
+            enum spyre_engine_status st;
+
             x->coalesce = false;
             x->host = NULL;
-            return move_sticks(r, x, slot + i, first + i, run);
+            st = move_sticks(r, x, slot + i, first + i, run);
+            if (st != SPYRE_ENGINE_OK) {
+                return st;
+            }
         }
         i += run;
         pos = pos + run == f->cap ? 0 : pos + run;

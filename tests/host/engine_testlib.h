@@ -20,6 +20,7 @@ struct test_mem {
 	uint64_t size;
 	uint64_t fail_at;	/* an access touching this address fails; 0 = never */
 	int no_map;		/* 1: no map callback (the engine copies every stick) */
+	size_t max_len;		/* a longer read or write is refused; 0 = any */
 	uint64_t maps;		/* map calls that returned a pointer */
 	uint64_t read_bytes;	/* bytes read through the read callback */
 };
@@ -28,7 +29,7 @@ static inline int test_mem_read(void *opaque, uint64_t addr, void *buf, size_t l
 {
 	struct test_mem *m = opaque;
 
-	if (addr > m->size || len > m->size - addr ||
+	if (addr > m->size || len > m->size - addr || (m->max_len && len > m->max_len) ||
 	    (m->fail_at && addr <= m->fail_at && m->fail_at < addr + len))
 		return -1;
 	memcpy(buf, m->bytes + addr, len);
@@ -40,7 +41,7 @@ static inline int test_mem_write(void *opaque, uint64_t addr, const void *buf, s
 {
 	struct test_mem *m = opaque;
 
-	if (addr > m->size || len > m->size - addr ||
+	if (addr > m->size || len > m->size - addr || (m->max_len && len > m->max_len) ||
 	    (m->fail_at && addr <= m->fail_at && m->fail_at < addr + len))
 		return -1;
 	memcpy(m->bytes + addr, buf, len);
@@ -71,6 +72,7 @@ static inline void test_mem_init(struct test_mem *m, uint64_t size)
 	m->size = size;
 	m->fail_at = 0;
 	m->no_map = 0;
+	m->max_len = 0;
 	m->maps = 0;
 	m->read_bytes = 0;
 }

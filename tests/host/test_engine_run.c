@@ -253,6 +253,37 @@ TEST(dram_to_dram_strided_gather)
 	test_mem_fini(&mem);
 }
 
+/*
+ * A bus that refuses multi-stick accesses but takes single sticks: the
+ * engine retries a refused run stick by stick and must still move every
+ * stick of the transfer, not only the run it retried.
+ */
+TEST(refused_runs_are_moved_stick_by_stick)
+{
+	struct test_mem mem;
+	uint64_t args[2] = { 0, MiB };
+	unsigned bad = 0;
+
+	memset(&prog, 0, sizeof(prog));
+	spyre_engine_config_default(&cfg);
+	prog.num_args = 2;
+	/* Runs of 4 contiguous sticks, 1 KiB apart: several runs a transfer. */
+	pb_stream(pb_core(&prog, 0),
+		  (struct pb_endpoint){ SPK_EP_DRAM, 0, 0, 0, { 4, 25, 1, 1 },
+					{ 128, 1024, 0, 0 } },
+		  pb_linear(SPK_EP_DRAM, 1, 0, 100), 100, 16);
+	test_mem_init(&mem, MEM_BYTES);
+	mem.no_map = 1;
+	mem.max_len = 128;
+	fill_pattern(&mem, 0, 25 * 1024, 9);
+	ASSERT_EQ(test_run(&cfg, &prog, &mem, args, 2, &stats, &err), SPYRE_ENGINE_OK);
+	for (unsigned i = 0; i < 100; i++)
+		bad += !!memcmp(mem.bytes + (i / 4) * 1024 + (i % 4) * 128,
+				mem.bytes + MiB + i * 128, 128);
+	EXPECT_EQ(bad, 0);
+	test_mem_fini(&mem);
+}
+
 /* One matmul tile program, M x K x N fp16 on `cores` cores, each its own tiles. */
 /* Data types of matmul_program. */
 static unsigned mm_din = SPK_DT_FP16, mm_dout = SPK_DT_FP16;
