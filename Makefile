@@ -291,15 +291,18 @@ $(B)/tests/vm/test_ops: tests/vm/test_ops.c $(TEST_HDRS) libspyre/include/spyre/
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) -Itests/lib -pthread $< -o $@ $(LINK_LIB) -lm
 
-$(B)/tests/vm/test_%: tests/vm/test_%.c $(TEST_HDRS) tests/vm/spyre_vm.h include/uapi/drm/spyre_accel.h
+$(B)/tests/vm/test_%: tests/vm/test_%.c $(TEST_HDRS) tests/vm/spyre_vm.h include/uapi/drm/spyre_accel.h \
+	include/spyre_cmd.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) -Itests/lib $< -o $@
 
-$(B)/tests/vm/bench_null_job: tests/vm/bench_null_job.c tests/vm/spyre_vm.h include/uapi/drm/spyre_accel.h
+$(B)/tests/vm/bench_null_job: tests/vm/bench_null_job.c tests/vm/spyre_vm.h include/uapi/drm/spyre_accel.h \
+	include/spyre_cmd.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $< -o $@
 
-$(B)/tests/vm/fuzz_ioctl: tests/vm/fuzz_ioctl.c include/uapi/drm/spyre_accel.h include/spyre_regs.h
+$(B)/tests/vm/fuzz_ioctl: tests/vm/fuzz_ioctl.c include/uapi/drm/spyre_accel.h include/spyre_regs.h \
+	include/spyre_cmd.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $< -o $@
 
