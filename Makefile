@@ -41,6 +41,7 @@ SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recove
 
 LIB_SRCS := $(wildcard libspyre/*.c libspyre/ops/*.c)
 LIB_HDRS := $(wildcard libspyre/*.h libspyre/ops/*.h libspyre/include/spyre/*.h) include/spyre_regs.h include/spyre_cmd.h \
+	include/spyre_engine_status.h \
 	include/uapi/drm/spyre_accel.h include/spyre_program.h include/spyre_program_builder.h
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 LIB_SAN_OBJS := $(LIB_SRCS:%.c=$(B)/obj-san/%.o)
@@ -51,12 +52,15 @@ HOST_TESTS := $(B)/tests/host/test_libspyre $(B)/tests/host/test_libspyre_san
 # The dataflow engine (qemu-device/engine/): plain C11, no QEMU headers, so
 # it is built and tested on the host like this, and linked into QEMU.
 ENGINE_SRCS := $(wildcard qemu-device/engine/*.c)
-ENGINE_HDRS := $(wildcard qemu-device/engine/*.h) include/spyre_program.h include/spyre_cmd.h
+ENGINE_HDRS := $(wildcard qemu-device/engine/*.h) include/spyre_program.h include/spyre_cmd.h \
+	include/spyre_engine_status.h
 ENGINE_CFLAGS := -std=c11 -O2 -g $(WARN) -Iinclude -Iqemu-device/engine
 ENGINE_OBJS := $(ENGINE_SRCS:%.c=$(B)/obj/%.o)
 ENGINE_SAN_OBJS := $(ENGINE_SRCS:%.c=$(B)/obj-san/%.o)
-ENGINE_TEST_NAMES := test_engine_ops test_engine_loader test_engine_run test_engine_corpus
-ENGINE_TEST_HDRS := tests/lib/tap.h include/spyre_program_builder.h tests/host/engine_testlib.h
+ENGINE_TEST_NAMES := test_engine_ops test_engine_loader test_engine_run test_engine_corpus \
+	test_engine_broken
+ENGINE_TEST_HDRS := tests/lib/tap.h include/spyre_program_builder.h tests/host/engine_testlib.h \
+	tests/lib/broken_kernels.h
 ENGINE_TESTS := $(ENGINE_TEST_NAMES:%=$(B)/tests/host/%) $(ENGINE_TEST_NAMES:%=$(B)/tests/host/%_san)
 HOST_TESTS += $(ENGINE_TESTS)
 # The op library's program generators (not its launch wrappers) run on the
@@ -68,7 +72,7 @@ HOST_TESTS += $(B)/tests/host/test_ops $(B)/tests/host/test_ops_san
 HOST_TESTS += $(B)/tests/host/test_kernel_builder $(B)/tests/host/test_kernel_builder_san
 .SECONDARY: $(ENGINE_OBJS) $(ENGINE_SAN_OBJS)
 VM_TESTS := $(B)/tests/vm/test_query $(B)/tests/vm/test_submit $(B)/tests/vm/test_recovery \
-	$(B)/tests/vm/test_runtime $(B)/tests/vm/runtime_bench \
+	$(B)/tests/vm/test_runtime $(B)/tests/vm/test_errors $(B)/tests/vm/runtime_bench \
 	$(B)/tests/vm/test_badinput $(B)/tests/vm/fuzz_ioctl $(B)/tests/vm/test_ops \
 	$(B)/tests/vm/test_debugfs $(B)/tests/vm/test_stress $(B)/tests/vm/test_lifecycle \
 	$(B)/tests/vm/test_prime2 $(B)/tests/vm/bench_null_job \
@@ -115,9 +119,11 @@ $(LIB): $(LIB_OBJS) libspyre/libspyre.map
 
 # The public headers, as installed under include/spyre/: the runtime, the op
 # library, the kernel-authoring API and the kernel image format it uses
-# (include/spyre_program.h, the one copy the card's loader also reads).
+# (include/spyre_program.h, the one copy the card's loader also reads), and
+# the engine's status codes a failed kernel reports (spyre_engine_status.h).
 PUBLIC_HDRS := libspyre/include/spyre/spyre.h libspyre/include/spyre/spyre_ops.h \
-	libspyre/include/spyre/spyre_kernel_builder.h include/spyre_program.h
+	libspyre/include/spyre/spyre_kernel_builder.h include/spyre_program.h \
+	include/spyre_engine_status.h
 STAGED_HDRS := $(addprefix $(B)/include/spyre/,$(notdir $(PUBLIC_HDRS)))
 
 # In-tree, $(B) is laid out like an installed prefix: lib/, include/spyre/,
@@ -127,6 +133,9 @@ $(B)/include/spyre/%.h: libspyre/include/spyre/%.h
 	@mkdir -p $(@D)
 	install -m 644 $< $@
 $(B)/include/spyre/spyre_program.h: include/spyre_program.h
+	@mkdir -p $(@D)
+	install -m 644 $< $@
+$(B)/include/spyre/spyre_engine_status.h: include/spyre_engine_status.h
 	@mkdir -p $(@D)
 	install -m 644 $< $@
 
@@ -282,6 +291,11 @@ $(B)/tests/vm/test_query: tests/vm/test_query.c $(TEST_HDRS) $(LIB)
 $(B)/tests/vm/test_runtime: tests/vm/test_runtime.c $(TEST_HDRS) include/spyre_program_builder.h $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) -Itests/lib -pthread $< -o $@ $(LINK_LIB)
+
+$(B)/tests/vm/test_errors: tests/vm/test_errors.c $(TEST_HDRS) include/spyre_program_builder.h \
+	tests/lib/broken_kernels.h include/spyre_engine_status.h $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) -Itests/lib $< -o $@ $(LINK_LIB)
 
 $(B)/tests/vm/runtime_bench: tests/vm/test_runtime_bench.c $(LIB)
 	@mkdir -p $(@D)

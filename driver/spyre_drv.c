@@ -127,7 +127,7 @@ static const struct drm_driver spyre_drm_driver = {
 	.desc = DRIVER_DESC,
 	.date = "20261202",
 	.major = 0,
-	.minor = 2,
+	.minor = 3,
 };
 
 static void spyre_files_release(struct drm_device *dev, void *arg)

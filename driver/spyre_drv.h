@@ -96,12 +96,14 @@ struct spyre_file {
 	struct dma_fence *last_fence[SPYRE_NUM_QUEUES];
 	atomic64_t busy_ns[SPYRE_NUM_QUEUES];	/* for fdinfo */
 	/*
-	 * Protects faults and fault_count.  Taken under a queue's fence_lock,
-	 * so always with interrupts off.
+	 * Protects the fault and job error logs.  Taken under a queue's
+	 * fence_lock, so always with interrupts off.
 	 */
 	spinlock_t fault_lock;
 	struct spyre_fault_record faults[SPYRE_FILE_FAULT_LOG_SIZE];
 	u64 fault_count;		/* faults[fault_count % SIZE] is next */
+	struct spyre_job_error_record job_errors[SPYRE_FILE_JOB_ERROR_LOG_SIZE];
+	u64 job_error_count;		/* job_errors[job_error_count % SIZE] is next */
 };
 
 #define to_spyre_drm_device(dev) container_of(dev, struct spyre_drm_device, drm)

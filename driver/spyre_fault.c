@@ -10,6 +10,7 @@
  */
 
 #include <linux/kobject.h>
+#include <linux/unaligned.h>
 #include <linux/pid.h>
 #include <linux/sched/task.h>
 #include <linux/spinlock.h>
@@ -127,6 +128,63 @@ u64 spyre_file_fault_log_copy(struct spyre_file *sfile, struct spyre_fault_recor
 	return count;
 }
 
+/* Keep @rec in its file's job error log; like spyre_file_fault_add(). */
+static void spyre_file_job_error_add(struct spyre_file *sfile,
+				     const struct spyre_job_error_record *rec)
+{
+	spin_lock(&sfile->fault_lock);
+	sfile->job_errors[sfile->job_error_count % SPYRE_FILE_JOB_ERROR_LOG_SIZE] = *rec;
+	sfile->job_error_count++;
+	spin_unlock(&sfile->fault_lock);
+}
+
+/* Copy a file's job error log to @log; failed jobs ever logged. */
+u64 spyre_file_job_error_log_copy(struct spyre_file *sfile,
+				  struct spyre_job_error_record *log)
+{
+	unsigned long flags;
+	u64 count;
+
+	spin_lock_irqsave(&sfile->fault_lock, flags);
+	memcpy(log, sfile->job_errors, sizeof(sfile->job_errors));
+	count = sfile->job_error_count;
+	spin_unlock_irqrestore(&sfile->fault_lock, flags);
+	return count;
+}
+
+/*
+ * Why the command that stopped queue @q failed: its status, its index in
+ * the CALLed command buffer and the engine's record of a failed LAUNCH.
+ */
+static void spyre_job_error_read(struct spyre_queue *q, u32 status,
+				 struct spyre_job_error_record *rec)
+{
+	struct spyre_drm_device *sdev = q->sdev;
+	u32 base = SPYRE_REG_QUEUE(q->index);
+	u32 i;
+
+	rec->time = ktime_get();
+	rec->queue = q->index;
+	rec->cmd_status = status;
+	rec->command = spyre_rd32(sdev, base + SPYRE_QREG_ERROR_SUB_INDEX);
+	rec->engine_status = spyre_rd32(sdev, base + SPYRE_QREG_ENGINE_STATUS);
+	if (!rec->engine_status ||
+	    (sdev->info.hw_version & SPYRE_VERSION_MINOR_MASK) < SPYRE_HW_MINOR_ENGINE_RECORD)
+		return;
+	rec->engine_core = spyre_rd32(sdev, base + SPYRE_QREG_ENGINE_CORE);
+	rec->engine_site = spyre_rd32(sdev, base + SPYRE_QREG_ENGINE_SITE);
+	rec->engine_index = spyre_rd32(sdev, base + SPYRE_QREG_ENGINE_INDEX);
+	rec->engine_wait = spyre_rd32(sdev, base + SPYRE_QREG_ENGINE_WAIT);
+	rec->engine_stream = spyre_rd32(sdev, base + SPYRE_QREG_ENGINE_STREAM);
+	rec->engine_sticks_done = spyre_rd32(sdev, base + SPYRE_QREG_ENGINE_STICKS_DONE);
+	rec->engine_sticks_total = spyre_rd32(sdev, base + SPYRE_QREG_ENGINE_STICKS_TOTAL);
+	for (i = 0; i < SPYRE_ENGINE_DETAIL_BYTES; i += 4)
+		put_unaligned_le32(spyre_rd32(sdev, base + SPYRE_QREG_ENGINE_DETAIL + i),
+				   rec->engine_detail + i);
+	/* The card pads with NULs; a card that did not is cut, not overrun. */
+	rec->engine_detail[SPYRE_ENGINE_DETAIL_BYTES - 1] = '\0';
+}
+
 /*
  * The submitter of a failed job, for the fault log: its process is pinned
  * under the fence lock, its name read afterwards (task_lock must not nest
@@ -173,6 +231,7 @@ static bool spyre_queue_handle_error(struct spyre_queue *q, struct spyre_fault_r
 	bool mmu = status == SPYRE_CMD_STATUS_MMU_FAULT;
 	bool ours = fault && fault->queue == q->index;
 	struct spyre_fault_record owner = { .ctx = U32_MAX };
+	struct spyre_job_error_record job_error = { };
 	struct spyre_fault_record rec = { };
 	struct spyre_hw_fence *f;
 	struct pid *pid = NULL;
@@ -187,13 +246,17 @@ static bool spyre_queue_handle_error(struct spyre_queue *q, struct spyre_fault_r
 		have_rec = spyre_fault_log_peek_unowned(sdev, q->index, &rec);
 	}
 
+	spyre_job_error_read(q, status, &job_error);
 	spin_lock_irqsave(&q->fence_lock, flags);
 	list_for_each_entry(f, &q->inflight, link) {
 		if (f->call_index != index)
 			continue;
 		dma_fence_set_error(&f->base, mmu ? -EFAULT : -EIO);
-		if (f->sfile)
+		if (f->sfile) {
 			WRITE_ONCE(f->sfile->banned, true);
+			job_error.job_id = f->job_id;
+			spyre_file_job_error_add(f->sfile, &job_error);
+		}
 		owner.job_id = f->job_id;
 		owner.ctx = f->sfile ? f->sfile->ctx.id : SPYRE_DRIVER_CTX;
 		if (mmu)
@@ -220,8 +283,9 @@ static bool spyre_queue_handle_error(struct spyre_queue *q, struct spyre_fault_r
 	} else if (mmu) {
 		spyre_fault_log_set_owner(sdev, q->index, &owner);
 	}
-	drm_dbg(&sdev->drm, "queue %u: command %u failed with status %u\n", q->index, index,
-		status);
+	drm_dbg(&sdev->drm, "queue %u: command %u (%u inside it) failed with status %u, engine status %u: %s\n",
+		q->index, index, job_error.command, status, job_error.engine_status,
+		job_error.engine_detail);
 	spyre_wr32(sdev, base + SPYRE_QREG_CTRL, spyre_queue_ctrl(q) | SPYRE_QCTRL_RESUME);
 	return ours;
 }

@@ -32,6 +32,10 @@ int spyre_query_check_args(u32 param, u32 size, u32 flags, u32 reserved)
 		if (size && size < DRM_SPYRE_FAULTS_SIZE_V1)
 			return -EINVAL;
 		return 0;
+	case DRM_SPYRE_QUERY_JOB_ERRORS:
+		if (size && size < DRM_SPYRE_JOB_ERRORS_SIZE_V1)
+			return -EINVAL;
+		return 0;
 	default:
 		return -EINVAL;
 	}
@@ -107,6 +111,58 @@ static void spyre_query_file_faults(struct spyre_file *sfile, struct drm_spyre_f
 	spyre_query_fill_faults(log, SPYRE_FILE_FAULT_LOG_SIZE, count, out);
 }
 
+static_assert(SPYRE_FILE_JOB_ERROR_LOG_SIZE >= DRM_SPYRE_MAX_JOB_ERRORS);
+static_assert(DRM_SPYRE_NONE == SPYRE_ENGINE_NONE);
+static_assert(DRM_SPYRE_ENGINE_DETAIL_BYTES == SPYRE_ENGINE_DETAIL_BYTES);
+
+/* A file's job error log as DRM_SPYRE_QUERY_JOB_ERRORS returns it, like faults. */
+void spyre_query_fill_job_errors(const struct spyre_job_error_record *log, u32 log_size,
+				 u64 count, struct drm_spyre_job_errors *out)
+{
+	u64 kept = min_t(u64, count, min_t(u32, log_size, DRM_SPYRE_MAX_JOB_ERRORS));
+	u64 i;
+
+	memset(out, 0, sizeof(*out));
+	out->count = count;
+	out->num_errors = kept;
+	for (i = 0; i < kept; i++) {
+		const struct spyre_job_error_record *r = &log[(count - kept + i) % log_size];
+		struct drm_spyre_job_error *o = &out->errors[i];
+
+		o->job_id = r->job_id;
+		o->time_ns = ktime_to_ns(r->time);
+		o->queue = r->queue;
+		o->cmd_status = r->cmd_status;
+		o->command = r->command;
+		o->engine_status = r->engine_status;
+		o->engine_core = r->engine_core;
+		o->engine_site = r->engine_site;
+		o->engine_index = r->engine_index;
+		o->engine_wait = r->engine_wait;
+		o->engine_stream = r->engine_stream;
+		o->engine_sticks_done = r->engine_sticks_done;
+		o->engine_sticks_total = r->engine_sticks_total;
+		memcpy(o->engine_detail, r->engine_detail, sizeof(o->engine_detail));
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(spyre_query_fill_job_errors);
+
+static int spyre_query_file_job_errors(struct spyre_file *sfile,
+				       struct drm_spyre_job_errors *out)
+{
+	struct spyre_job_error_record *log;
+	u64 count;
+
+	/* 4 x 200 bytes: too much for the stack beside the ioctl's frame. */
+	log = kmalloc_array(SPYRE_FILE_JOB_ERROR_LOG_SIZE, sizeof(*log), GFP_KERNEL);
+	if (!log)
+		return -ENOMEM;
+	count = spyre_file_job_error_log_copy(sfile, log);
+	spyre_query_fill_job_errors(log, SPYRE_FILE_JOB_ERROR_LOG_SIZE, count, out);
+	kfree(log);
+	return 0;
+}
+
 int spyre_query_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 {
 	struct spyre_drm_device *sdev = to_spyre_drm_device(dev);
@@ -114,6 +170,7 @@ int spyre_query_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 	union {
 		struct drm_spyre_device_info info;
 		struct drm_spyre_faults faults;
+		struct drm_spyre_job_errors job_errors;
 	} *out;
 	u32 size;
 	int ret;
@@ -128,16 +185,19 @@ int spyre_query_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 	out = kzalloc(sizeof(*out), GFP_KERNEL);
 	if (!out)
 		return -ENOMEM;
+	ret = 0;
 	if (args->param == DRM_SPYRE_QUERY_FAULTS) {
 		spyre_query_file_faults(file->driver_priv, &out->faults);
 		size = sizeof(out->faults);
+	} else if (args->param == DRM_SPYRE_QUERY_JOB_ERRORS) {
+		ret = spyre_query_file_job_errors(file->driver_priv, &out->job_errors);
+		size = sizeof(out->job_errors);
 	} else {
 		spyre_query_fill_device_info(sdev, &out->info);
 		size = sizeof(out->info);
 	}
-	ret = 0;
-	if (args->size && copy_to_user(u64_to_user_ptr(args->data), out,
-				       min_t(u32, args->size, size)))
+	if (!ret && args->size &&
+	    copy_to_user(u64_to_user_ptr(args->data), out, min_t(u32, args->size, size)))
 		ret = -EFAULT;
 	kfree(out);
 	if (!ret)

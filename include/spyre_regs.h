@@ -37,7 +37,9 @@
 #define   SPYRE_VERSION_MAJOR_SHIFT	16
 #define   SPYRE_VERSION_MINOR_MASK	0xffff
 #define   SPYRE_HW_VERSION_MAJOR	0
-#define   SPYRE_HW_VERSION_MINOR	2
+#define   SPYRE_HW_VERSION_MINOR	3
+/* Minor versions that added registers a driver may use only from then on. */
+#define   SPYRE_HW_MINOR_ENGINE_RECORD	3	/* ENGINE_CORE .. ENGINE_DETAIL */
 
 /* Capabilities (read-only). */
 #define SPYRE_REG_NUM_CORES		0x0010
@@ -131,6 +133,20 @@
 #define SPYRE_QREG_BUSY_NS_HI		0x38
 #define SPYRE_QREG_ERROR_SUB_INDEX	0x3c	/* RO: failing command inside a CALL */
 #define SPYRE_QREG_ENGINE_STATUS	0x40	/* RO: engine status of the last failed LAUNCH */
+/*
+ * Why the last failed LAUNCH failed, beside ENGINE_STATUS (values in
+ * spyre_engine_status.h); latched with it, kept until the next failure.
+ */
+#define SPYRE_QREG_ENGINE_CORE		0x44	/* RO: core, or SPYRE_ENGINE_NONE */
+#define SPYRE_QREG_ENGINE_SITE		0x48	/* RO: what ENGINE_INDEX counts */
+#define SPYRE_QREG_ENGINE_INDEX		0x4c	/* RO: stream, op or buffer, or NONE */
+#define SPYRE_QREG_ENGINE_WAIT		0x50	/* RO: deadlock: what the stuck agent waits for */
+#define SPYRE_QREG_ENGINE_STREAM	0x54	/* RO: deadlock: the stream waited on, or NONE */
+#define SPYRE_QREG_ENGINE_STICKS_DONE	0x58	/* RO: deadlock: sticks into that stream */
+#define SPYRE_QREG_ENGINE_STICKS_TOTAL	0x5c	/* RO: deadlock: sticks it carries */
+#define SPYRE_QREG_ENGINE_DETAIL	0x80	/* RO: the engine's words, NUL-padded */
+#define SPYRE_ENGINE_DETAIL_BYTES	128
+#define SPYRE_ENGINE_NONE		0xffffffffu
 
 /*
  * MMU: SPYRE_NUM_CONTEXTS address spaces, each a 4-level page table in
@@ -163,7 +179,7 @@
 /* Page-table entries (64 bits), the same at every level. */
 #define SPYRE_PTE_VALID			0x0000000000000001ull
 #define SPYRE_PTE_WRITE			0x0000000000000002ull
-#define SPYRE_PTE_SYSTEM		0x0000000000000004ull	/* host bus address, else device memory */
+#define SPYRE_PTE_SYSTEM		0x0000000000000004ull	/* a host bus address */
 #define SPYRE_PTE_LEAF			0x0000000000000080ull	/* in level 2: a 2 MiB page */
 #define SPYRE_PTE_ADDR_MASK		0x000ffffffffff000ull
 #define SPYRE_PTE_RESERVED_MASK		0xfff0000000000078ull

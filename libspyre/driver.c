@@ -134,22 +134,48 @@ uint32_t spyre_driver_job_status(spyre_device *dev, uint32_t handle)
 	return w.job_status;
 }
 
+/* DRM_SPYRE_QUERY @param into @out; false with an older driver that lacks it. */
+static int driver_query(spyre_device *dev, uint32_t param, void *out, uint32_t size)
+{
+	struct drm_spyre_query q;
+
+	memset(&q, 0, sizeof(q));
+	memset(out, 0, size);
+	q.param = param;
+	q.size = size;
+	q.data = (uintptr_t)out;
+	return !spyre_ioctl(dev->fd, DRM_IOCTL_SPYRE_QUERY, &q);
+}
+
 int spyre_driver_fault_record(spyre_device *dev, uint32_t queue, uint64_t job_id,
 			      struct drm_spyre_fault *out)
 {
 	struct drm_spyre_faults fl;
-	struct drm_spyre_query q;
 
-	memset(&q, 0, sizeof(q));
-	memset(&fl, 0, sizeof(fl));
-	q.param = DRM_SPYRE_QUERY_FAULTS;
-	q.size = sizeof(fl);
-	q.data = (uintptr_t)&fl;
-	if (spyre_ioctl(dev->fd, DRM_IOCTL_SPYRE_QUERY, &q))
-		return 0;	/* an older driver */
+	if (!driver_query(dev, DRM_SPYRE_QUERY_FAULTS, &fl, sizeof(fl)))
+		return 0;	/* a driver before 0.2 */
 	for (uint32_t i = fl.num_faults; i > 0 && i <= DRM_SPYRE_MAX_FAULTS; i--) {
 		if (fl.faults[i - 1].job_id == job_id && fl.faults[i - 1].queue == queue) {
 			*out = fl.faults[i - 1];
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int spyre_driver_job_error(spyre_device *dev, uint32_t queue, uint64_t job_id,
+			   struct drm_spyre_job_error *out)
+{
+	struct drm_spyre_job_errors el;
+
+	if (!driver_query(dev, DRM_SPYRE_QUERY_JOB_ERRORS, &el, sizeof(el)))
+		return 0;	/* a driver before 0.3 */
+	for (uint32_t i = el.num_errors; i > 0 && i <= DRM_SPYRE_MAX_JOB_ERRORS; i--) {
+		const struct drm_spyre_job_error *e = &el.errors[i - 1];
+
+		if (e->job_id == job_id && e->queue == queue) {
+			*out = *e;
+			out->engine_detail[sizeof(out->engine_detail) - 1] = '\0';
 			return 1;
 		}
 	}

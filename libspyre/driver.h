@@ -46,5 +46,9 @@ uint32_t spyre_driver_job_status(spyre_device *dev, uint32_t handle);
  * open: 1 if found, 0 if not (or a driver without DRM_SPYRE_QUERY_FAULTS). */
 int spyre_driver_fault_record(spyre_device *dev, uint32_t queue, uint64_t job_id,
 			      struct drm_spyre_fault *out);
+/* Why job @job_id on @queue of this open failed, as the card said: 1 if
+ * found, 0 if not (or a driver before DRM_SPYRE_QUERY_JOB_ERRORS). */
+int spyre_driver_job_error(spyre_device *dev, uint32_t queue, uint64_t job_id,
+			   struct drm_spyre_job_error *out);
 
 #endif /* SPYRE_DRIVER_H */

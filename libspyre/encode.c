@@ -73,20 +73,20 @@ uint32_t spyre_node_encode(const struct spyre_node *n, uint8_t *cmd, uint8_t *da
 
 uint32_t spyre_job_slots(const struct spyre_node *nodes, uint32_t n, uint32_t *ncmds)
 {
-	uint32_t total = 3 * n;
+	uint32_t total = SPYRE_NODE_CMDS * n;
 
 	for (uint32_t i = 0; i < n; i++)
 		total += spyre_node_data_slots(&nodes[i]);
-	*ncmds = 3 * n;
+	*ncmds = SPYRE_NODE_CMDS * n;
 	return total;
 }
 
 void spyre_job_encode(const struct spyre_node *nodes, uint32_t n, uint8_t *base, uint64_t va)
 {
-	uint32_t d = 3 * n;
+	uint32_t d = SPYRE_NODE_CMDS * n;
 
 	for (uint32_t i = 0; i < n; i++)
-		d += spyre_node_encode(&nodes[i], base + (size_t)3 * i * SPYRE_CMD_SIZE,
+		d += spyre_node_encode(&nodes[i], base + (size_t)SPYRE_NODE_CMDS * i * SPYRE_CMD_SIZE,
 				       base + (size_t)d * SPYRE_CMD_SIZE,
 				       va + (uint64_t)d * SPYRE_CMD_SIZE);
 }
@@ -111,7 +111,7 @@ spyre_status spyre_template_build(struct spyre_template *t, const struct spyre_n
 	/* Relative to 0: every ring-relative address is an offset in the job. */
 	spyre_job_encode(nodes, n, t->bytes, 0);
 	for (uint32_t i = 0; i < n; i++) {
-		uint32_t cmd = 3 * i * SPYRE_CMD_SIZE + SPYRE_CMD_OFF_ARGS;
+		uint32_t cmd = SPYRE_NODE_CMDS * i * SPYRE_CMD_SIZE + SPYRE_CMD_OFF_ARGS;
 
 		t->relocs[r++] = cmd;				/* TIMESTAMP t0 */
 		t->relocs[r++] = cmd + 2 * SPYRE_CMD_SIZE;	/* TIMESTAMP t1 */

@@ -14,6 +14,7 @@
 #include "spyre/spyre.h"
 
 #define SPYRE_JOB_MAX_SLOTS	4096	/* largest job (graph) */
+#define SPYRE_NODE_CMDS		3	/* command slots per node */
 #define SPYRE_STATS_WORDS	40
 #define SPYRE_NODE_MAX_ARGS	64
 

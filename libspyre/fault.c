@@ -9,6 +9,8 @@
 
 #include "driver.h"
 #include "fault.h"
+#include "spyre_engine_status.h"
+#include "spyre_regs.h"
 
 static const char *job_status_text(uint32_t status)
 {
@@ -142,9 +144,9 @@ static void fault_text(const struct spyre_node *n, const struct drm_spyre_fault 
 
 /* An MMU fault's address, access and reason, and the hint text. */
 static void explain_mmu_fault(spyre_device *dev, const struct spyre_fault_site *site,
-			      spyre_fault_info *info, char *hint, size_t size)
+			      const struct spyre_node *n, spyre_fault_info *info, char *hint,
+			      size_t size)
 {
-	const struct spyre_node *n = site->node;
 	struct drm_spyre_fault f;
 
 	if (!spyre_driver_fault_record(dev, site->queue, site->job_id, &f)) {
@@ -160,13 +162,138 @@ static void explain_mmu_fault(spyre_device *dev, const struct spyre_fault_site *
 	fault_text(n, &f, hint, size);
 }
 
+static const char *cmd_status_text(uint32_t status)
+{
+	switch (status) {
+	case SPYRE_CMD_STATUS_BAD_OPCODE:
+		return "bad opcode";
+	case SPYRE_CMD_STATUS_BAD_ARGUMENT:
+		return "bad argument";
+	case SPYRE_CMD_STATUS_MMU_FAULT:
+		return "MMU fault";
+	case SPYRE_CMD_STATUS_DMA_ERROR:
+		return "DMA error";
+	case SPYRE_CMD_STATUS_UNSUPPORTED:
+		return "unsupported";
+	case SPYRE_CMD_STATUS_ABORTED:
+		return "aborted by a reset";
+	case SPYRE_CMD_STATUS_TIMEOUT:
+		return "wait timed out";
+	case SPYRE_CMD_STATUS_BAD_PROGRAM:
+		return "kernel refused";
+	case SPYRE_CMD_STATUS_DEADLOCK:
+		return "deadlock";
+	default:
+		return "unknown status";
+	}
+}
+
+static const char *engine_site_text(uint32_t site)
+{
+	switch (site) {
+	case SPYRE_ENGINE_AT_STREAM:
+		return "stream";
+	case SPYRE_ENGINE_AT_OP:
+		return "op";
+	case SPYRE_ENGINE_AT_BUFFER:
+		return "buffer";
+	default:
+		return NULL;
+	}
+}
+
+static int engine_field(uint32_t v)
+{
+	return v == DRM_SPYRE_NONE ? -1 : (int)v;
+}
+
+/* The engine's record of a failed LAUNCH into @info. */
+static void engine_info(const struct drm_spyre_job_error *je, spyre_fault_info *info)
+{
+	info->engine_status = je->engine_status;
+	snprintf(info->engine_status_name, sizeof(info->engine_status_name), "%s",
+		 spyre_engine_status_name((int)je->engine_status));
+	info->engine_core = engine_field(je->engine_core);
+	info->engine_site = je->engine_site;
+	info->engine_index = engine_field(je->engine_index);
+	info->engine_wait = je->engine_wait;
+	info->engine_stream = engine_field(je->engine_stream);
+	info->sticks_done = je->engine_sticks_done;
+	info->sticks_total = je->engine_sticks_total;
+	snprintf(info->engine_detail, sizeof(info->engine_detail), "%s", je->engine_detail);
+}
+
+/* "core 3 stream 5: " / "core 3: " / "": where in the kernel it failed. */
+static void engine_where(const spyre_fault_info *info, char *out, size_t size)
+{
+	const char *site = engine_site_text(info->engine_site);
+	int n = 0;
+
+	out[0] = '\0';
+	if (info->engine_core >= 0)
+		n = snprintf(out, size, "core %d", info->engine_core);
+	if (site && info->engine_index >= 0 && n >= 0 && (size_t)n < size)
+		n += snprintf(out + n, size - (size_t)n, "%s%s %d", n ? " " : "", site,
+			      info->engine_index);
+	if (n > 0 && (size_t)n < size)
+		snprintf(out + n, size - (size_t)n, ": ");
+}
+
+/* What the engine said, as a sentence about kernel @name. */
+static void engine_text(const char *name, const spyre_fault_info *info, char *out, size_t size)
+{
+	char where[64];
+
+	if (info->engine_status == SPYRE_ENGINE_E_DEADLOCK) {
+		/* The deadlock detail starts with the stuck op or stream itself. */
+		if (info->engine_core >= 0)
+			snprintf(where, sizeof(where), "core %d ", info->engine_core);
+		else
+			where[0] = '\0';
+		snprintf(out, size, "kernel '%s' deadlocked: %s%s", name, where,
+			 info->engine_detail);
+		return;
+	}
+	engine_where(info, where, sizeof(where));
+	if (info->engine_status == SPYRE_ENGINE_E_MEMORY)
+		snprintf(out, size, "kernel '%s' could not reach device memory: %s%s", name, where,
+			 info->engine_detail);
+	else
+		snprintf(out, size, "kernel '%s' was refused by the card's engine (%s): %s%s", name,
+			 info->engine_status_name, where, info->engine_detail);
+}
+
+/*
+ * The card's record of why the job failed, into @info: the failing
+ * command (so the node is the card's word, not a guess) and, for a LAUNCH,
+ * the engine's record.  Returns the failed node.
+ */
+static const struct spyre_node *card_record(spyre_device *dev, const struct spyre_fault_site *site,
+					    spyre_fault_info *info)
+{
+	struct drm_spyre_job_error je;
+	uint32_t index = site->unfinished;
+
+	if (spyre_driver_job_error(dev, site->queue, site->job_id, &je)) {
+		info->card_reported = 1;
+		info->command_status = je.cmd_status;
+		/* Every node is SPYRE_NODE_CMDS commands (encode.h). */
+		if (je.command / SPYRE_NODE_CMDS < site->nnodes)
+			index = je.command / SPYRE_NODE_CMDS;
+		if (je.engine_status)
+			engine_info(&je, info);
+	}
+	info->operation_index = index;
+	return &site->nodes[index];
+}
+
 void spyre_fault_explain(spyre_device *dev, const struct spyre_fault_site *site,
 			 uint32_t job_status, spyre_fault_info *info, char *detail,
 			 size_t detail_size)
 {
-	const struct spyre_node *n = site->node;
-	const char *name = n->name ? n->name : "operation";
-	char hint[256] = "", what[64];
+	const struct spyre_node *n;
+	const char *name;
+	char hint[256] = "", what[320];
 
 	memset(info, 0, sizeof(*info));
 	info->status = job_status == DRM_SPYRE_JOB_STATUS_TIMEOUT ? SPYRE_ERROR_TIMEOUT :
@@ -176,16 +303,25 @@ void spyre_fault_explain(spyre_device *dev, const struct spyre_fault_site *site,
 	info->driver_job_id = site->job_id;
 	info->queue = site->queue;
 	info->operand = -1;
+	info->engine_core = info->engine_index = info->engine_stream = -1;
+	n = card_record(dev, site, info);
+	name = n->name ? n->name : "operation";
 	snprintf(info->operation, sizeof(info->operation), "%s", name);
 	if (job_status == DRM_SPYRE_JOB_STATUS_MMU_FAULT)
-		explain_mmu_fault(dev, site, info, hint, sizeof(hint));
-	if (n->kind == NODE_COPY || n->kind == NODE_FILL)
-		snprintf(what, sizeof(what), "%s of %llu bytes", n->name ? n->name : "copy",
-			 (unsigned long long)n->bytes);
+		explain_mmu_fault(dev, site, n, info, hint, sizeof(hint));
+	if (info->engine_status)
+		engine_text(name, info, what, sizeof(what));
+	else if (n->kind == NODE_COPY || n->kind == NODE_FILL)
+		snprintf(what, sizeof(what), "%s of %llu bytes failed on the card: %s", name,
+			 (unsigned long long)n->bytes, job_status_text(job_status));
 	else
-		snprintf(what, sizeof(what), "%s", name);
-	snprintf(detail, detail_size,
-		 "%s: stream %u, job %llu: %s failed on the card: %s (job status %u)%s",
-		 dev->props.devnode, site->stream_tid, (unsigned long long)site->point, what,
-		 job_status_text(job_status), job_status, hint);
+		snprintf(what, sizeof(what), "%s failed on the card: %s", name,
+			 job_status_text(job_status));
+	if (info->card_reported && !info->engine_status &&
+	    job_status != DRM_SPYRE_JOB_STATUS_MMU_FAULT)
+		snprintf(hint, sizeof(hint), "; the card's command status: %u (%s)",
+			 info->command_status, cmd_status_text(info->command_status));
+	snprintf(detail, detail_size, "%s: stream %u, job %llu, operation %u: %s (job status %u)%s",
+		 dev->props.devnode, site->stream_tid, (unsigned long long)site->point,
+		 info->operation_index, what, job_status, hint);
 }

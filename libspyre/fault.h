@@ -9,19 +9,22 @@
 #include "encode.h"
 #include "object.h"
 
-/* Where a job failed: its stream, its place on the timeline, its node. */
+/* Where a job failed: its stream, its place on the timeline, its nodes. */
 struct spyre_fault_site {
 	uint32_t queue;
 	uint32_t stream_tid;		/* the stream's number in messages and traces */
 	uint64_t point;			/* the job's point on the stream's timeline */
 	uint64_t job_id;		/* the driver's, from SUBMIT */
-	const struct spyre_node *node;	/* the first node whose end was not stamped */
+	const struct spyre_node *nodes;	/* the job's, in command order */
+	uint32_t nnodes;
+	uint32_t unfinished;		/* the first node whose end was not stamped */
 };
 
 /*
  * Fill @info and @detail for a job that ended with driver status
- * @job_status (DRM_SPYRE_JOB_STATUS_*): asks the driver for its fault
- * record, else guesses from the device's live buffers.
+ * @job_status (DRM_SPYRE_JOB_STATUS_*): asks the driver why the card
+ * failed the job (the failing command, the engine's record, the MMU
+ * fault), else guesses from the unfinished node and the live buffers.
  */
 void spyre_fault_explain(spyre_device *dev, const struct spyre_fault_site *site,
 			 uint32_t job_status, spyre_fault_info *info, char *detail,

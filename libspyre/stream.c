@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,16 +88,16 @@ static void owner_launch_retired(const struct spyre_owner *o, uint32_t index,
 		o->ops->launch_retired(o->ctx, index, p);
 }
 
-/* Record the stream's first async fault, at node @n of retired job @c. */
-static void stream_fault(spyre_stream *s, const struct spyre_node *n,
-			 const struct spyre_completion *c)
+/* Record the stream's first async fault: node @unfinished of job @c did not end. */
+static void stream_fault(spyre_stream *s, uint32_t unfinished, const struct spyre_completion *c)
 {
 	spyre_device *dev = s->obj.dev;
 	/* The job has retired: its status is final. */
 	uint32_t status = spyre_driver_job_status(dev, s->ring.handle);
 	struct spyre_fault_site site = {
 		.queue = s->queue, .stream_tid = s->trace_tid, .point = c->point,
-		.job_id = c->job_id, .node = n,
+		.job_id = c->job_id, .nodes = c->nodes, .nnodes = c->nnodes,
+		.unfinished = unfinished,
 	};
 
 	if (status != DRM_SPYRE_JOB_STATUS_ABORTED)
@@ -144,7 +145,7 @@ static void complete(spyre_stream *s, struct spyre_completion *c)
 		uint64_t t0 = spyre_get_le64(data), t1 = spyre_get_le64(data + 8);
 
 		if (!t1) {	/* this node did not finish: the job failed here */
-			stream_fault(s, n, c);
+			stream_fault(s, i, c);
 			failed = 1;
 			break;
 		}
@@ -638,9 +639,11 @@ SPYRE_EXPORT spyre_status spyre_stream_query(spyre_stream *s)
 	return spyre_done(st);
 }
 
-SPYRE_EXPORT spyre_status spyre_stream_get_fault(spyre_stream *s, spyre_fault_info *info)
+/* The first @size bytes of the stream's fault record (the struct only grows). */
+static spyre_status stream_get_fault(spyre_stream *s, spyre_fault_info *info, size_t size)
 {
 	spyre_status st = spyre_handle_check(s, SPYRE_KIND_STREAM, "stream");
+	spyre_fault_info out;
 
 	if (st != SPYRE_SUCCESS)
 		return st;
@@ -649,15 +652,34 @@ SPYRE_EXPORT spyre_status spyre_stream_get_fault(spyre_stream *s, spyre_fault_in
 	pthread_mutex_lock(&s->lock);
 	retire_locked(s);
 	if (s->fault != SPYRE_SUCCESS) {
-		*info = s->fault_info;
+		out = s->fault_info;
 	} else {
-		memset(info, 0, sizeof(*info));
-		info->operand = -1;
-		info->queue = s->queue;
+		memset(&out, 0, sizeof(out));
+		out.operand = -1;
+		out.queue = s->queue;
+		out.engine_core = out.engine_index = out.engine_stream = -1;
 	}
 	pthread_mutex_unlock(&s->lock);
+	memcpy(info, &out, size);
 	return spyre_done(SPYRE_SUCCESS);
 }
+
+/*
+ * Programs built against 0.2 and 0.3 pass the record as it was then: the
+ * fields before card_reported.  The linker picks by the version a program
+ * was linked against (libspyre.map).
+ */
+SPYRE_EXPORT spyre_status spyre_stream_get_fault_v0_2(spyre_stream *s, spyre_fault_info *info)
+{
+	return stream_get_fault(s, info, offsetof(spyre_fault_info, card_reported));
+}
+__asm__(".symver spyre_stream_get_fault_v0_2, spyre_stream_get_fault@SPYRE_0.2");
+
+SPYRE_EXPORT spyre_status spyre_stream_get_fault_v0_4(spyre_stream *s, spyre_fault_info *info)
+{
+	return stream_get_fault(s, info, sizeof(*info));
+}
+__asm__(".symver spyre_stream_get_fault_v0_4, spyre_stream_get_fault@@SPYRE_0.4");
 
 SPYRE_EXPORT spyre_device *spyre_stream_device(const spyre_stream *s)
 {

@@ -59,6 +59,22 @@ typedef struct SpyreMmuCache {
 } SpyreMmuCache;
 
 /*
+ * Why the engine refused or stopped a LAUNCH (the ENGINE_* queue registers,
+ * docs/hardware.md "Why a LAUNCH failed"); NONE fields are UINT32_MAX.
+ */
+typedef struct SpyreEngineFailure {
+    uint32_t status;        /* enum spyre_engine_status */
+    uint32_t core;
+    uint32_t site;          /* enum spyre_engine_site */
+    uint32_t index;
+    uint32_t wait;          /* enum spyre_engine_wait */
+    uint32_t stream;
+    uint32_t sticks_done;
+    uint32_t sticks_total;
+    char detail[SPYRE_ENGINE_DETAIL_BYTES];
+} SpyreEngineFailure;
+
+/*
  * A queue's guest-visible registers (docs/hardware.md, "Command queue"):
  * all 0 after reset, so a reset is one assignment.
  */
@@ -73,7 +89,7 @@ typedef struct SpyreQueueRegs {
     uint32_t last_status;
     uint32_t error_index;
     uint32_t error_sub_index;
-    uint32_t engine_status;  /* engine status of the last failed LAUNCH */
+    SpyreEngineFailure engine; /* of the failed command (0: not the engine) */
     uint64_t busy_ns;
     bool stopped;           /* STATUS STOPPED: a command failed, until RESUME */
 } SpyreQueueRegs;
@@ -199,6 +215,7 @@ typedef struct SpyreExec {
     SpyreMmuCache *mc;      /* the queue's */
     bool nested;            /* inside a CALL: no further CALL */
     uint32_t sub_index;     /* failing command inside a CALL */
+    SpyreEngineFailure engine; /* why a LAUNCH failed; status 0 otherwise */
 } SpyreExec;
 
 typedef struct SpyreXlate {

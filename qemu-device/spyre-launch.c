@@ -227,13 +227,27 @@ static void spyre_launch_account(SpyreExec *e,
     qemu_mutex_unlock(&s->lock);
 }
 
-static void spyre_launch_record_engine_status(SpyreExec *e, int status)
+static uint32_t spyre_engine_field(int v)
 {
-    qemu_mutex_lock(&e->s->lock);
-    if (e->generation == e->s->generation) {
-        e->q->regs.engine_status = status;
-    }
-    qemu_mutex_unlock(&e->s->lock);
+    return v < 0 ? SPYRE_ENGINE_NONE : (uint32_t)v;
+}
+
+/* Why the LAUNCH failed: the queue shows it if the command stops it. */
+static void spyre_launch_record_failure(SpyreExec *e,
+                                        const struct spyre_engine_error *err)
+{
+    SpyreEngineFailure *f = &e->engine;
+
+    f->status = err->status;
+    f->core = spyre_engine_field(err->core);
+    f->site = err->at;
+    f->index = spyre_engine_field(err->index);
+    f->wait = err->wait;
+    f->stream = spyre_engine_field(err->stream);
+    f->sticks_done = err->sticks_done;
+    f->sticks_total = err->sticks_total;
+    /* strncpy pads with NULs: the register window shows no stale bytes. */
+    strncpy(f->detail, err->detail, sizeof(f->detail) - 1);
 }
 
 /*
@@ -253,7 +267,7 @@ static uint32_t spyre_launch_failed(SpyreExec *e, int rc,
                       spyre_engine_status_name(rc), err->core, err->index,
                       err->detail);
     }
-    spyre_launch_record_engine_status(e, rc);
+    spyre_launch_record_failure(e, err);
     return spyre_launch_status(rc, mem_status);
 }
 
@@ -349,10 +363,14 @@ uint32_t spyre_cmd_launch(SpyreExec *e, const uint64_t *args)
     }
     image_bytes = ldl_le_p(header + 8);
     if (image_bytes < sizeof(header) || image_bytes > SPYRE_LAUNCH_MAX_IMAGE) {
-        qemu_log_mask(LOG_GUEST_ERROR, "spyre: queue %d: LAUNCH image of %u "
-                      "bytes\n", e->q->index, image_bytes);
-        spyre_launch_record_engine_status(e, SPYRE_ENGINE_E_TRUNCATED);
-        return SPYRE_CMD_STATUS_BAD_PROGRAM;
+        err.status = SPYRE_ENGINE_E_TRUNCATED;
+        err.core = err.index = err.stream = -1;
+        snprintf(err.detail, sizeof(err.detail),
+                 "image of %u bytes: the header needs %zu, a LAUNCH takes at "
+                 "most %u",
+                 image_bytes, sizeof(header), SPYRE_LAUNCH_MAX_IMAGE);
+        return spyre_launch_failed(e, err.status, &err,
+                                   SPYRE_CMD_STATUS_SUCCESS);
     }
     for (i = 0; i < nargs; i++) {
         st_cmd = spyre_va_read(e, args_va + i * 8, &kargs[i], 8);

@@ -32,6 +32,7 @@ void spyre_exec_init(SpyreExec *e, SpyreQueue *q)
     e->mc = &q->mmu_cache;
     e->nested = false;
     e->sub_index = 0;
+    e->engine = (SpyreEngineFailure){ 0 };
 }
 
 static void spyre_record_fault(SpyreExec *e, uint64_t va, int access,

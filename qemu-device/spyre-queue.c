@@ -373,6 +373,7 @@ static uint32_t spyre_cmd_call(SpyreExec *e, const SpyreCmd *c,
         }
         if (st != SPYRE_CMD_STATUS_SUCCESS) {
             e->sub_index = i;
+            e->engine = inner.engine;
             return st;
         }
     }
@@ -451,7 +452,7 @@ static bool spyre_injection_fires(int *countdown)
 }
 
 static void spyre_queue_finish_locked(SpyreQueue *q, uint32_t status,
-                                      uint32_t sub_index, int64_t ns)
+                                      const SpyreExec *e, int64_t ns)
 {
     SpyreState *s = q->s;
 
@@ -464,7 +465,8 @@ static void spyre_queue_finish_locked(SpyreQueue *q, uint32_t status,
     if (status != SPYRE_CMD_STATUS_SUCCESS) {
         q->regs.stopped = true;
         q->regs.error_index = (q->regs.head - 1) & (q->regs.size - 1);
-        q->regs.error_sub_index = sub_index;
+        q->regs.error_sub_index = e->sub_index;
+        q->regs.engine = e->engine;
         s->telem.error_count++;
         spyre_raise_locked(s, SPYRE_INT_CMD_ERROR);
     }
@@ -560,8 +562,7 @@ static void *spyre_queue_worker(void *opaque)
         qemu_mutex_lock(&s->lock);
         if (e.generation == s->generation) {
             spyre_busy_account_locked(s, -1);
-            spyre_queue_finish_locked(q, status, e.sub_index,
-                                      spyre_now_ns() - start);
+            spyre_queue_finish_locked(q, status, &e, spyre_now_ns() - start);
         } else {
             q->running = false;     /* the reset already cleared the queue */
         }

@@ -167,6 +167,44 @@ static bool spyre_decode(hwaddr addr, hwaddr base, hwaddr stride, int count,
     return true;
 }
 
+/* The ENGINE_* registers: the last failed LAUNCH's record. */
+static bool spyre_engine_failure_peek(const SpyreEngineFailure *f, hwaddr off,
+                                      uint64_t *val)
+{
+    switch (off) {
+    case SPYRE_QREG_ENGINE_STATUS:
+        *val = f->status;
+        return true;
+    case SPYRE_QREG_ENGINE_CORE:
+        *val = f->core;
+        return true;
+    case SPYRE_QREG_ENGINE_SITE:
+        *val = f->site;
+        return true;
+    case SPYRE_QREG_ENGINE_INDEX:
+        *val = f->index;
+        return true;
+    case SPYRE_QREG_ENGINE_WAIT:
+        *val = f->wait;
+        return true;
+    case SPYRE_QREG_ENGINE_STREAM:
+        *val = f->stream;
+        return true;
+    case SPYRE_QREG_ENGINE_STICKS_DONE:
+        *val = f->sticks_done;
+        return true;
+    case SPYRE_QREG_ENGINE_STICKS_TOTAL:
+        *val = f->sticks_total;
+        return true;
+    }
+    if (off >= SPYRE_QREG_ENGINE_DETAIL &&
+        off < SPYRE_QREG_ENGINE_DETAIL + SPYRE_ENGINE_DETAIL_BYTES) {
+        *val = ldl_le_p(f->detail + (off - SPYRE_QREG_ENGINE_DETAIL));
+        return true;
+    }
+    return false;
+}
+
 /*
  * The spyre_*_peek functions: what a read of a register returns, without
  * the side effects of a guest read (spyre_reg_read_locked adds those); false
@@ -224,11 +262,8 @@ static bool spyre_queue_peek(const SpyreQueue *q, hwaddr off, uint64_t *val)
     case SPYRE_QREG_ERROR_SUB_INDEX:
         *val = q->regs.error_sub_index;
         return true;
-    case SPYRE_QREG_ENGINE_STATUS:
-        *val = q->regs.engine_status;
-        return true;
     }
-    return false;
+    return spyre_engine_failure_peek(&q->regs.engine, off, val);
 }
 
 static bool spyre_ctx_peek(const SpyreState *s, int c, hwaddr off,

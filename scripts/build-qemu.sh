@@ -69,7 +69,8 @@ sync_device() {
 	mkdir -p "$QEMU_SRC/hw/spyre/include"
 	rsync -rc --delete --exclude include "$SPYRE_TOP/qemu-device/" "$QEMU_SRC/hw/spyre/"
 	rsync -c "$SPYRE_TOP/include/spyre_regs.h" "$SPYRE_TOP/include/spyre_cmd.h" \
-		"$SPYRE_TOP/include/spyre_program.h" "$QEMU_SRC/hw/spyre/include/"
+		"$SPYRE_TOP/include/spyre_program.h" "$SPYRE_TOP/include/spyre_engine_status.h" \
+		"$QEMU_SRC/hw/spyre/include/"
 	# meson.build names it (hook_tree), so the tree always needs one: the
 	# repository's, else an empty placeholder (qos-test then has no card tests).
 	local qtest_src="$SPYRE_TOP/tests/qtest/spyre-test.c"

@@ -33,6 +33,8 @@ suite_host() {
 	run_test "$B/tests/host/test_engine_loader_san"
 	run_test "$B/tests/host/test_engine_run"
 	run_test "$B/tests/host/test_engine_run_san"
+	run_test "$B/tests/host/test_engine_broken"
+	run_test "$B/tests/host/test_engine_broken_san"
 	run_test "$B/tests/host/test_engine_corpus_san" "$SPYRE_TOP/tests/fuzz/corpus"
 	run_test "$B/tests/host/test_ops"
 	run_test "$B/tests/host/test_ops_san"

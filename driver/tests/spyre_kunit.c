@@ -10,6 +10,7 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 
+#include "../spyre_fault.h"
 #include "../spyre_gem.h"
 #include "../spyre_hw.h"
 #include "../spyre_job.h"
@@ -44,9 +45,10 @@ static void query_args_rejects_short_size(struct kunit *test)
 
 static void query_args_rejects_unknown_param(struct kunit *test)
 {
-	KUNIT_EXPECT_EQ(test, spyre_query_check_args(2, DRM_SPYRE_DEVICE_INFO_SIZE_V1, 0, 0),
+	KUNIT_EXPECT_EQ(test, spyre_query_check_args(3, DRM_SPYRE_DEVICE_INFO_SIZE_V1, 0, 0),
 			-EINVAL);
-	KUNIT_EXPECT_EQ(test, spyre_query_check_args(2, DRM_SPYRE_FAULTS_SIZE_V1, 0, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, spyre_query_check_args(3, DRM_SPYRE_JOB_ERRORS_SIZE_V1, 0, 0),
+			-EINVAL);
 	KUNIT_EXPECT_EQ(test, spyre_query_check_args(U32_MAX, 0, 0, 0), -EINVAL);
 }
 
@@ -163,7 +165,87 @@ static void query_faults_last_oldest_first(struct kunit *test)
 	}
 }
 
+/* The job errors query: size 0 or at least v1; the struct is the v1 size. */
+static void query_args_job_errors(struct kunit *test)
+{
+	u32 size;
+
+	KUNIT_EXPECT_EQ(test, spyre_query_check_args(DRM_SPYRE_QUERY_JOB_ERRORS, 0, 0, 0), 0);
+	KUNIT_EXPECT_EQ(test, spyre_query_check_args(DRM_SPYRE_QUERY_JOB_ERRORS,
+						     DRM_SPYRE_JOB_ERRORS_SIZE_V1, 0, 0), 0);
+	for (size = 1; size < DRM_SPYRE_JOB_ERRORS_SIZE_V1; size++)
+		KUNIT_EXPECT_EQ(test, spyre_query_check_args(DRM_SPYRE_QUERY_JOB_ERRORS,
+							     size, 0, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, spyre_query_check_args(DRM_SPYRE_QUERY_JOB_ERRORS,
+						     DRM_SPYRE_JOB_ERRORS_SIZE_V1, 1, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, sizeof(struct drm_spyre_job_error), 192);
+	KUNIT_EXPECT_EQ(test, sizeof(struct drm_spyre_job_errors), DRM_SPYRE_JOB_ERRORS_SIZE_V1);
+	KUNIT_EXPECT_EQ(test, offsetof(struct drm_spyre_job_error, engine_detail), 64);
+}
+
+/* Every count up to three logs' worth: the last ones, oldest first, every field. */
+static void query_job_errors_last_oldest_first(struct kunit *test)
+{
+	struct spyre_job_error_record *log;
+	struct drm_spyre_job_errors *out;
+	u64 count, n, i;
+
+	log = kunit_kcalloc(test, SPYRE_FILE_JOB_ERROR_LOG_SIZE, sizeof(*log), GFP_KERNEL);
+	out = kunit_kzalloc(test, sizeof(*out), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, log);
+	KUNIT_ASSERT_NOT_NULL(test, out);
+	for (count = 1; count <= 3 * SPYRE_FILE_JOB_ERROR_LOG_SIZE; count++) {
+		for (n = 0; n < count; n++) {
+			struct spyre_job_error_record *r = &log[n % SPYRE_FILE_JOB_ERROR_LOG_SIZE];
+
+			memset(r, 0, sizeof(*r));
+			r->job_id = n + 1;
+			r->time = ns_to_ktime(1000 * (n + 1));
+			r->queue = n % 4;
+			r->cmd_status = SPYRE_CMD_STATUS_DEADLOCK;
+			r->command = n + 2;
+			r->engine_status = 23;
+			r->engine_core = n % 32;
+			r->engine_site = 2;
+			r->engine_index = n + 3;
+			r->engine_wait = 1;
+			r->engine_stream = n + 4;
+			r->engine_sticks_done = n * 10;
+			r->engine_sticks_total = 4096;
+			snprintf(r->engine_detail, sizeof(r->engine_detail), "error %llu", n);
+		}
+		spyre_query_fill_job_errors(log, SPYRE_FILE_JOB_ERROR_LOG_SIZE, count, out);
+		KUNIT_EXPECT_EQ(test, out->count, count);
+		KUNIT_EXPECT_EQ(test, out->num_errors, min_t(u64, count, DRM_SPYRE_MAX_JOB_ERRORS));
+		for (i = 0; i < out->num_errors; i++) {
+			const struct drm_spyre_job_error *o = &out->errors[i];
+			char want[32];
+
+			n = count - out->num_errors + i;
+			snprintf(want, sizeof(want), "error %llu", n);
+			KUNIT_EXPECT_EQ(test, o->job_id, n + 1);
+			KUNIT_EXPECT_EQ(test, o->time_ns, 1000 * (n + 1));
+			KUNIT_EXPECT_EQ(test, o->queue, n % 4);
+			KUNIT_EXPECT_EQ(test, o->cmd_status, SPYRE_CMD_STATUS_DEADLOCK);
+			KUNIT_EXPECT_EQ(test, o->command, n + 2);
+			KUNIT_EXPECT_EQ(test, o->engine_status, 23);
+			KUNIT_EXPECT_EQ(test, o->engine_core, n % 32);
+			KUNIT_EXPECT_EQ(test, o->engine_site, 2);
+			KUNIT_EXPECT_EQ(test, o->engine_index, n + 3);
+			KUNIT_EXPECT_EQ(test, o->engine_wait, 1);
+			KUNIT_EXPECT_EQ(test, o->engine_stream, n + 4);
+			KUNIT_EXPECT_EQ(test, o->engine_sticks_done, n * 10);
+			KUNIT_EXPECT_EQ(test, o->engine_sticks_total, 4096);
+			KUNIT_EXPECT_STREQ(test, o->engine_detail, want);
+		}
+		for (; i < DRM_SPYRE_MAX_JOB_ERRORS; i++)
+			KUNIT_EXPECT_EQ(test, out->errors[i].job_id, 0);
+	}
+}
+
 static struct kunit_case spyre_query_cases[] = {
+	KUNIT_CASE(query_args_job_errors),
+	KUNIT_CASE(query_job_errors_last_oldest_first),
 	KUNIT_CASE(query_args_faults),
 	KUNIT_CASE(query_faults_layout),
 	KUNIT_CASE(query_faults_empty),

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The engine's defaults (the real card's parameters, docs/engine.md), status
- * names and error reporting.
+ * The engine's defaults (the real card's parameters, docs/engine.md) and
+ * error reporting.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -39,46 +39,10 @@ void spyre_engine_config_default(struct spyre_engine_config *cfg)
     t->burst_sticks = 32;
 }
 
-static const char *const status_names[SPYRE_ENGINE_STATUS_COUNT] = {
-    [SPYRE_ENGINE_OK] = "SPYRE_ENGINE_OK",
-    [SPYRE_ENGINE_E_TRUNCATED] = "SPYRE_ENGINE_E_TRUNCATED",
-    [SPYRE_ENGINE_E_MAGIC] = "SPYRE_ENGINE_E_MAGIC",
-    [SPYRE_ENGINE_E_VERSION] = "SPYRE_ENGINE_E_VERSION",
-    [SPYRE_ENGINE_E_RESERVED] = "SPYRE_ENGINE_E_RESERVED",
-    [SPYRE_ENGINE_E_CORE_MASK] = "SPYRE_ENGINE_E_CORE_MASK",
-    [SPYRE_ENGINE_E_TOO_MANY] = "SPYRE_ENGINE_E_TOO_MANY",
-    [SPYRE_ENGINE_E_BUFFER] = "SPYRE_ENGINE_E_BUFFER",
-    [SPYRE_ENGINE_E_OVERLAP] = "SPYRE_ENGINE_E_OVERLAP",
-    [SPYRE_ENGINE_E_SPAD_DECLARED] = "SPYRE_ENGINE_E_SPAD_DECLARED",
-    [SPYRE_ENGINE_E_STREAM] = "SPYRE_ENGINE_E_STREAM",
-    [SPYRE_ENGINE_E_PATTERN] = "SPYRE_ENGINE_E_PATTERN",
-    [SPYRE_ENGINE_E_OPCODE] = "SPYRE_ENGINE_E_OPCODE",
-    [SPYRE_ENGINE_E_OP] = "SPYRE_ENGINE_E_OP",
-    [SPYRE_ENGINE_E_DTYPE] = "SPYRE_ENGINE_E_DTYPE",
-    [SPYRE_ENGINE_E_BINDING] = "SPYRE_ENGINE_E_BINDING",
-    [SPYRE_ENGINE_E_COUNT] = "SPYRE_ENGINE_E_COUNT",
-    [SPYRE_ENGINE_E_FIFO_SMALL] = "SPYRE_ENGINE_E_FIFO_SMALL",
-    [SPYRE_ENGINE_E_RING] = "SPYRE_ENGINE_E_RING",
-    [SPYRE_ENGINE_E_TOO_MUCH_WORK] = "SPYRE_ENGINE_E_TOO_MUCH_WORK",
-    [SPYRE_ENGINE_E_ARGS] = "SPYRE_ENGINE_E_ARGS",
-    [SPYRE_ENGINE_E_ADDRESS] = "SPYRE_ENGINE_E_ADDRESS",
-    [SPYRE_ENGINE_E_MEMORY] = "SPYRE_ENGINE_E_MEMORY",
-    [SPYRE_ENGINE_E_DEADLOCK] = "SPYRE_ENGINE_E_DEADLOCK",
-    [SPYRE_ENGINE_E_NOMEM] = "SPYRE_ENGINE_E_NOMEM",
-    [SPYRE_ENGINE_E_INVALID] = "SPYRE_ENGINE_E_INVALID",
-};
-
-const char *spyre_engine_status_name(int status)
-{
-    if (status < 0 || status >= SPYRE_ENGINE_STATUS_COUNT) {
-        return "SPYRE_ENGINE_STATUS_UNKNOWN";
-    }
-    return status_names[status];
-}
-
 void engine_set_error(struct spyre_engine_error *err,
-                      enum spyre_engine_status st, int core, int index,
-                      const char *fmt, ...)
+                      enum spyre_engine_status st, int core,
+                      enum spyre_engine_site at, int index, const char *fmt,
+                      ...)
 {
     va_list ap;
 
@@ -88,6 +52,11 @@ void engine_set_error(struct spyre_engine_error *err,
     err->status = st;
     err->core = core;
     err->index = index;
+    err->at = at;
+    err->wait = SPYRE_ENGINE_WAIT_NONE;
+    err->stream = -1;
+    err->sticks_done = 0;
+    err->sticks_total = 0;
     va_start(ap, fmt);
     vsnprintf(err->detail, sizeof(err->detail), fmt, ap);
     va_end(ap);

@@ -19,43 +19,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "spyre_engine_status.h"
+
 #define SPYRE_ENGINE_MAX_CORES 32
 #define SPYRE_ENGINE_MAX_HOST_THREADS 64 /* host_threads is capped here */
-
-/* Results of load and run; docs/engine.md says what causes each. */
-enum spyre_engine_status {
-    SPYRE_ENGINE_OK = 0,
-    SPYRE_ENGINE_E_TRUNCATED, /* image shorter than its tables */
-    SPYRE_ENGINE_E_MAGIC,
-    SPYRE_ENGINE_E_VERSION,
-    SPYRE_ENGINE_E_RESERVED,  /* a reserved field or flag is not 0 */
-    SPYRE_ENGINE_E_CORE_MASK, /* empty, or names a core the card lacks */
-    SPYRE_ENGINE_E_TOO_MANY,  /* args, buffers, streams or ops over the limit */
-    /* misaligned, empty, or outside the usable scratchpad */
-    SPYRE_ENGINE_E_BUFFER,
-    SPYRE_ENGINE_E_OVERLAP, /* two buffers share scratchpad bytes */
-    /* buffers use more than the core entry declares */
-    SPYRE_ENGINE_E_SPAD_DECLARED,
-    SPYRE_ENGINE_E_STREAM, /* bad endpoint kind, FIFO, count or dependency */
-    /* zero loop, misaligned or overflowing stride, out of its buffer */
-    SPYRE_ENGINE_E_PATTERN,
-    SPYRE_ENGINE_E_OPCODE, /* unknown opcode */
-    SPYRE_ENGINE_E_OP,     /* op parameters out of range */
-    SPYRE_ENGINE_E_DTYPE,  /* unknown data type, or one the op does not take */
-    /* an op stream without exactly one op at that end */
-    SPYRE_ENGINE_E_BINDING,
-    SPYRE_ENGINE_E_COUNT, /* a stream's sticks differ from what its ops move */
-    SPYRE_ENGINE_E_FIFO_SMALL,    /* a FIFO cannot hold one firing's sticks */
-    SPYRE_ENGINE_E_RING,          /* ring sender and receiver do not match */
-    SPYRE_ENGINE_E_TOO_MUCH_WORK, /* more work than the configured limit */
-    SPYRE_ENGINE_E_ARGS,          /* argument count differs from the header */
-    SPYRE_ENGINE_E_ADDRESS,  /* a device-memory range misaligned or past 2^48 */
-    SPYRE_ENGINE_E_MEMORY,   /* the device-memory callback failed */
-    SPYRE_ENGINE_E_DEADLOCK, /* no stream or op can progress, work remains */
-    SPYRE_ENGINE_E_NOMEM,    /* host allocation failed */
-    SPYRE_ENGINE_E_INVALID,  /* NULL or inconsistent API arguments */
-    SPYRE_ENGINE_STATUS_COUNT
-};
 
 /*
  * Timing parameters (docs/engine.md "Timing model" gives the source of
@@ -112,11 +79,20 @@ struct spyre_engine_mem {
     const void *(*map)(void *opaque, uint64_t addr, size_t len);
 };
 
-/* Where a failure was found, for logs and tests. */
+/*
+ * Where a failure was found.  The device latches every field into queue
+ * registers (docs/hardware.md "Why a LAUNCH failed"), so keep them small.
+ */
 struct spyre_engine_error {
     enum spyre_engine_status status;
     int core;  /* -1 when not about one core */
-    int index; /* stream or op index, -1 otherwise */
+    int index; /* stream, op or buffer index (see at), -1 otherwise */
+    enum spyre_engine_site at;
+    /* SPYRE_ENGINE_E_DEADLOCK: the stream the agent waits on and how */
+    enum spyre_engine_wait wait;
+    int stream;            /* -1 when no stream is waited on */
+    uint32_t sticks_done;  /* sticks that entered that stream so far */
+    uint32_t sticks_total; /* sticks it carries in all */
     char detail[128];
 };
 
@@ -151,8 +127,5 @@ enum spyre_engine_status spyre_program_run(struct spyre_program *prog,
                                            struct spyre_engine_error *err);
 
 void spyre_program_free(struct spyre_program *prog);
-
-/* "SPYRE_ENGINE_E_DEADLOCK" etc.; "SPYRE_ENGINE_STATUS_UNKNOWN" otherwise. */
-const char *spyre_engine_status_name(int status);
 
 #endif /* SPYRE_ENGINE_H */

@@ -15,11 +15,20 @@
 #include "program.h"
 #include "spyre_cmd.h"
 
-#define FAIL(st, core, idx, ...)                                 \
-    do {                                                         \
-        engine_set_error(err, (st), (core), (idx), __VA_ARGS__); \
-        return (st);                                             \
+/* Record the failure at what idx counts and return its status. */
+#define FAIL_AT(st, core, at, idx, ...)                                \
+    do {                                                               \
+        engine_set_error(err, (st), (core), (at), (idx), __VA_ARGS__); \
+        return (st);                                                   \
     } while (0)
+#define FAIL(st, core, idx, ...) \
+    FAIL_AT(st, core, SPYRE_ENGINE_AT_NONE, idx, __VA_ARGS__)
+#define FAIL_AT_STREAM(st, core, idx, ...) \
+    FAIL_AT(st, core, SPYRE_ENGINE_AT_STREAM, idx, __VA_ARGS__)
+#define FAIL_AT_OP(st, core, idx, ...) \
+    FAIL_AT(st, core, SPYRE_ENGINE_AT_OP, idx, __VA_ARGS__)
+#define FAIL_AT_BUFFER(st, core, idx, ...) \
+    FAIL_AT(st, core, SPYRE_ENGINE_AT_BUFFER, idx, __VA_ARGS__)
 
 static bool all_zero(const uint8_t *p, size_t n)
 {
@@ -69,30 +78,34 @@ static enum spyre_engine_status check_pattern(struct endpoint *ep,
         int64_t span;
 
         if (!ep->count[d]) {
-            FAIL(SPYRE_ENGINE_E_PATTERN, core, idx, "loop %d has count 0", d);
+            FAIL_AT_STREAM(SPYRE_ENGINE_E_PATTERN, core, idx,
+                           "loop %d has count 0", d);
         }
         if (__builtin_mul_overflow(product, ep->count[d], &product) ||
             product > total) {
-            FAIL(SPYRE_ENGINE_E_PATTERN, core, idx,
-                 "loop counts multiply past the stream's %u sticks", total);
+            FAIL_AT_STREAM(SPYRE_ENGINE_E_PATTERN, core, idx,
+                           "loop counts multiply past the stream's %u sticks",
+                           total);
         }
         if (ep->stride[d] % STICK_BYTES) {
-            FAIL(SPYRE_ENGINE_E_PATTERN, core, idx,
-                 "stride %d is not a multiple of 128 bytes", d);
+            FAIL_AT_STREAM(SPYRE_ENGINE_E_PATTERN, core, idx,
+                           "stride %d is not a multiple of 128 bytes", d);
         }
         if (__builtin_mul_overflow(ep->stride[d], (int64_t)ep->count[d] - 1,
                                    &span)) {
-            FAIL(SPYRE_ENGINE_E_PATTERN, core, idx, "stride %d overflows", d);
+            FAIL_AT_STREAM(SPYRE_ENGINE_E_PATTERN, core, idx,
+                           "stride %d overflows", d);
         }
         if (__builtin_add_overflow(span > 0 ? ep->max_off : ep->min_off, span,
                                    span > 0 ? &ep->max_off : &ep->min_off)) {
-            FAIL(SPYRE_ENGINE_E_PATTERN, core, idx, "pattern extent overflows");
+            FAIL_AT_STREAM(SPYRE_ENGINE_E_PATTERN, core, idx,
+                           "pattern extent overflows");
         }
     }
     if (product != total) {
-        FAIL(SPYRE_ENGINE_E_PATTERN, core, idx,
-             "loop counts give %llu sticks, the stream moves %u",
-             (unsigned long long)product, total);
+        FAIL_AT_STREAM(SPYRE_ENGINE_E_PATTERN, core, idx,
+                       "loop counts give %llu sticks, the stream moves %u",
+                       (unsigned long long)product, total);
     }
     return SPYRE_ENGINE_OK;
 }
@@ -118,43 +131,44 @@ static enum spyre_engine_status check_endpoint(
     enum spyre_engine_status st;
 
     if (spyre_get_le16(raw + 2)) {
-        FAIL(SPYRE_ENGINE_E_RESERVED, core, idx, "endpoint reserved bytes set");
+        FAIL_AT_STREAM(SPYRE_ENGINE_E_RESERVED, core, idx,
+                       "endpoint reserved bytes set");
     }
     switch (ep->kind) {
     case SPK_EP_OP:
         if (!all_zero(raw, SPK_EP_BYTES)) {
-            FAIL(SPYRE_ENGINE_E_RESERVED, core, idx,
-                 "op endpoint with fields set");
+            FAIL_AT_STREAM(SPYRE_ENGINE_E_RESERVED, core, idx,
+                           "op endpoint with fields set");
         }
         return SPYRE_ENGINE_OK;
     case SPK_EP_RING:
         if (!all_zero(raw + SPK_EP_OFFSET, SPK_EP_BYTES - SPK_EP_OFFSET)) {
-            FAIL(SPYRE_ENGINE_E_RESERVED, core, idx,
-                 "ring endpoint with a pattern");
+            FAIL_AT_STREAM(SPYRE_ENGINE_E_RESERVED, core, idx,
+                           "ring endpoint with a pattern");
         }
         if (is_src ? ep->core >= prog->cfg.num_cores || ep->core == cp->core
                    : !ep->core || (ep->core & ~prog->core_mask) ||
                          (ep->core & (1u << cp->core))) {
-            FAIL(SPYRE_ENGINE_E_RING, core, idx,
-                 "ring peer core(s) 0x%x invalid", ep->core);
+            FAIL_AT_STREAM(SPYRE_ENGINE_E_RING, core, idx,
+                           "ring peer core(s) 0x%x invalid", ep->core);
         }
         return SPYRE_ENGINE_OK;
     case SPK_EP_DRAM:
         if (ep->ref >= prog->num_args) {
-            FAIL(SPYRE_ENGINE_E_STREAM, core, idx, "argument %u of %u", ep->ref,
-                 prog->num_args);
+            FAIL_AT_STREAM(SPYRE_ENGINE_E_STREAM, core, idx,
+                           "argument %u of %u", ep->ref, prog->num_args);
         }
         break;
     case SPK_EP_SCRATCH:
         if (ep->ref >= cp->num_buffers) {
-            FAIL(SPYRE_ENGINE_E_STREAM, core, idx, "buffer %u of %u", ep->ref,
-                 cp->num_buffers);
+            FAIL_AT_STREAM(SPYRE_ENGINE_E_STREAM, core, idx, "buffer %u of %u",
+                           ep->ref, cp->num_buffers);
         }
         break;
     }
     if (ep->core) {
-        FAIL(SPYRE_ENGINE_E_RESERVED, core, idx,
-             "core field set on a memory endpoint");
+        FAIL_AT_STREAM(SPYRE_ENGINE_E_RESERVED, core, idx,
+                       "core field set on a memory endpoint");
     }
     st = check_pattern(ep, total, core, idx, err);
     if (st) {
@@ -168,12 +182,13 @@ static enum spyre_engine_status check_endpoint(
             (int64_t)ep->offset + ep->min_off < 0 ||
             ep->max_off > (int64_t)b->bytes ||
             (int64_t)ep->offset + ep->max_off + STICK_BYTES > b->bytes) {
-            FAIL(SPYRE_ENGINE_E_PATTERN, core, idx,
-                 "pattern leaves buffer %u (%u bytes)", ep->ref, b->bytes);
+            FAIL_AT_STREAM(SPYRE_ENGINE_E_PATTERN, core, idx,
+                           "pattern leaves buffer %u (%u bytes)", ep->ref,
+                           b->bytes);
         }
     } else if (ep->offset % STICK_BYTES) {
-        FAIL(SPYRE_ENGINE_E_PATTERN, core, idx,
-             "device offset not 128-byte aligned");
+        FAIL_AT_STREAM(SPYRE_ENGINE_E_PATTERN, core, idx,
+                       "device offset not 128-byte aligned");
     }
     return SPYRE_ENGINE_OK;
 }
@@ -197,23 +212,25 @@ static enum spyre_engine_status decode_buffers(const struct spyre_program *prog,
         end = (uint64_t)b->offset + b->bytes;
         if (!b->bytes || b->offset % STICK_BYTES || b->bytes % STICK_BYTES ||
             b->offset < cfg->reserved_bytes || end > cfg->scratchpad_bytes) {
-            FAIL(SPYRE_ENGINE_E_BUFFER, core, (int)i,
-                 "buffer [0x%x, +0x%x) is not 128-byte aligned inside "
-                 "[0x%x, 0x%x)",
-                 b->offset, b->bytes, cfg->reserved_bytes,
-                 cfg->scratchpad_bytes);
+            FAIL_AT_BUFFER(
+                SPYRE_ENGINE_E_BUFFER, core, (int)i,
+                "buffer [0x%x, +0x%x) is not 128-byte aligned inside "
+                "[0x%x, 0x%x)",
+                b->offset, b->bytes, cfg->reserved_bytes,
+                cfg->scratchpad_bytes);
         }
         if (end > limit) {
-            FAIL(SPYRE_ENGINE_E_SPAD_DECLARED, core, (int)i,
-                 "buffer ends at 0x%llx, the program declares 0x%x bytes",
-                 (unsigned long long)end, cp->spad_declared);
+            FAIL_AT_BUFFER(
+                SPYRE_ENGINE_E_SPAD_DECLARED, core, (int)i,
+                "buffer ends at 0x%llx, the program declares 0x%x bytes",
+                (unsigned long long)end, cp->spad_declared);
         }
         for (unsigned j = 0; j < i; j++) {
             const struct buffer_desc *o = &cp->buffers[j];
 
             if (b->offset < (uint64_t)o->offset + o->bytes && o->offset < end) {
-                FAIL(SPYRE_ENGINE_E_OVERLAP, core, (int)i,
-                     "buffers %u and %u overlap", j, i);
+                FAIL_AT_BUFFER(SPYRE_ENGINE_E_OVERLAP, core, (int)i,
+                               "buffers %u and %u overlap", j, i);
             }
         }
     }
@@ -244,33 +261,34 @@ static enum spyre_engine_status decode_streams(const struct spyre_program *prog,
         s->after = spyre_get_le16(p + SPK_STREAM_AFTER);
         s->producer_op = s->consumer_op = -1;
         if (spyre_get_le16(p + 14)) {
-            FAIL(SPYRE_ENGINE_E_RESERVED, core, idx,
-                 "stream reserved bytes set");
+            FAIL_AT_STREAM(SPYRE_ENGINE_E_RESERVED, core, idx,
+                           "stream reserved bytes set");
         }
         if (sk > SPK_EP_KIND_MAX || dk > SPK_EP_KIND_MAX ||
             (sk == SPK_EP_RING && dk == SPK_EP_RING)) {
-            FAIL(SPYRE_ENGINE_E_STREAM, core, idx, "endpoint kinds %u -> %u",
-                 sk, dk);
+            FAIL_AT_STREAM(SPYRE_ENGINE_E_STREAM, core, idx,
+                           "endpoint kinds %u -> %u", sk, dk);
         }
         if (!s->total_sticks) {
-            FAIL(SPYRE_ENGINE_E_STREAM, core, idx, "stream moves no sticks");
+            FAIL_AT_STREAM(SPYRE_ENGINE_E_STREAM, core, idx,
+                           "stream moves no sticks");
         }
         if (s->fifo_buffer >= cp->num_buffers || !s->fifo_sticks ||
             s->fifo_sticks > cp->buffers[s->fifo_buffer].bytes / STICK_BYTES) {
-            FAIL(SPYRE_ENGINE_E_STREAM, core, idx,
-                 "FIFO of %u sticks in buffer %u does not fit", s->fifo_sticks,
-                 s->fifo_buffer);
+            FAIL_AT_STREAM(SPYRE_ENGINE_E_STREAM, core, idx,
+                           "FIFO of %u sticks in buffer %u does not fit",
+                           s->fifo_sticks, s->fifo_buffer);
         }
         if (fifo_owner[s->fifo_buffer] >= 0) {
-            FAIL(SPYRE_ENGINE_E_OVERLAP, core, idx,
-                 "buffer %u is the FIFO of streams %d and %u", s->fifo_buffer,
-                 fifo_owner[s->fifo_buffer], i);
+            FAIL_AT_STREAM(SPYRE_ENGINE_E_OVERLAP, core, idx,
+                           "buffer %u is the FIFO of streams %d and %u",
+                           s->fifo_buffer, fifo_owner[s->fifo_buffer], i);
         }
         fifo_owner[s->fifo_buffer] = idx;
         if (s->after != SPK_NONE &&
             (s->after >= cp->num_streams || s->after == i)) {
-            FAIL(SPYRE_ENGINE_E_STREAM, core, idx, "waits for stream %u",
-                 s->after);
+            FAIL_AT_STREAM(SPYRE_ENGINE_E_STREAM, core, idx,
+                           "waits for stream %u", s->after);
         }
         decode_endpoint(p + SPK_STREAM_SRC, &s->src, sk);
         decode_endpoint(p + SPK_STREAM_DST, &s->dst, dk);
@@ -292,8 +310,9 @@ static enum spyre_engine_status decode_streams(const struct spyre_program *prog,
             const struct endpoint *ep = e ? &s->dst : &s->src;
 
             if (ep->kind == SPK_EP_SCRATCH && fifo_owner[ep->ref] >= 0) {
-                FAIL(SPYRE_ENGINE_E_OVERLAP, core, (int)i,
-                     "buffer %u is a FIFO and a stream's data", ep->ref);
+                FAIL_AT_STREAM(SPYRE_ENGINE_E_OVERLAP, core, (int)i,
+                               "buffer %u is a FIFO and a stream's data",
+                               ep->ref);
             }
         }
     }
@@ -335,43 +354,43 @@ static enum spyre_engine_status check_op_shape(const struct core_program *cp,
 
     if (!op->firings || !op->row_elems || op->row_elems > SPK_MAX_ROW_ELEMS ||
         !op->rows || op->rows > SPK_MAX_ROWS) {
-        FAIL(SPYRE_ENGINE_E_OP, core, idx,
-             "firings %u, row_elems %u, rows %u out of range", op->firings,
-             op->row_elems, op->rows);
+        FAIL_AT_OP(SPYRE_ENGINE_E_OP, core, idx,
+                   "firings %u, row_elems %u, rows %u out of range",
+                   op->firings, op->row_elems, op->rows);
     }
     if ((op->flags & SPK_OPF_ACROSS) && op->opcode != SPK_OPC_REDUCE_SUM &&
         op->opcode != SPK_OPC_REDUCE_MAX && op->opcode != SPK_OPC_SOFTMAX) {
-        FAIL(SPYRE_ENGINE_E_OP, core, idx,
-             "ACROSS on an op that does not reduce");
+        FAIL_AT_OP(SPYRE_ENGINE_E_OP, core, idx,
+                   "ACROSS on an op that does not reduce");
     }
     if (!isfinite(op->imm0) || spyre_get_le32(p + SPK_OP_IMM1)) {
-        FAIL(SPYRE_ENGINE_E_OP, core, idx, "imm0 not finite or imm1 set");
+        FAIL_AT_OP(SPYRE_ENGINE_E_OP, core, idx, "imm0 not finite or imm1 set");
     }
     if ((op->opcode == SPK_OPC_LAYERNORM || op->opcode == SPK_OPC_RMSNORM) &&
         !(op->imm0 > 0)) {
-        FAIL(SPYRE_ENGINE_E_OP, core, idx, "epsilon must be positive");
+        FAIL_AT_OP(SPYRE_ENGINE_E_OP, core, idx, "epsilon must be positive");
     }
     if (op->opcode == SPK_OPC_FILL && op->dtype_in != op->dtype_out) {
-        FAIL(SPYRE_ENGINE_E_DTYPE, core, idx, "fill has one data type");
+        FAIL_AT_OP(SPYRE_ENGINE_E_DTYPE, core, idx, "fill has one data type");
     }
     if (!matmul) {
         if (op->k || op->k_steps || op->acc_buffer != SPK_NONE) {
-            FAIL(SPYRE_ENGINE_E_RESERVED, core, idx,
-                 "matmul fields on another op");
+            FAIL_AT_OP(SPYRE_ENGINE_E_RESERVED, core, idx,
+                       "matmul fields on another op");
         }
         return SPYRE_ENGINE_OK;
     }
     if (!op->k || op->k > SPK_MAX_ROW_ELEMS || !op->k_steps ||
         op->firings % op->k_steps) {
-        FAIL(SPYRE_ENGINE_E_OP, core, idx, "k %u, k_steps %u, firings %u",
-             op->k, op->k_steps, op->firings);
+        FAIL_AT_OP(SPYRE_ENGINE_E_OP, core, idx, "k %u, k_steps %u, firings %u",
+                   op->k, op->k_steps, op->firings);
     }
     if (op->acc_buffer >= cp->num_buffers ||
         (uint64_t)cp->buffers[op->acc_buffer].bytes <
             (uint64_t)op->rows * sticks_for(op->row_elems, SPK_DT_FP32) *
                 STICK_BYTES) {
-        FAIL(SPYRE_ENGINE_E_OP, core, idx,
-             "accumulator buffer missing or too small");
+        FAIL_AT_OP(SPYRE_ENGINE_E_OP, core, idx,
+                   "accumulator buffer missing or too small");
     }
     return SPYRE_ENGINE_OK;
 }
@@ -388,26 +407,26 @@ static enum spyre_engine_status bind_stream(struct core_program *cp,
     int16_t *slot;
 
     if (sid >= cp->num_streams) {
-        FAIL(SPYRE_ENGINE_E_BINDING, core, op_idx, "stream %u of %u", sid,
-             cp->num_streams);
+        FAIL_AT_OP(SPYRE_ENGINE_E_BINDING, core, op_idx, "stream %u of %u", sid,
+                   cp->num_streams);
     }
     s = &cp->streams[sid];
     slot = as_input ? &s->consumer_op : &s->producer_op;
     if ((as_input ? s->dst.kind : s->src.kind) != SPK_EP_OP || *slot >= 0) {
-        FAIL(SPYRE_ENGINE_E_BINDING, core, op_idx,
-             "stream %u is not a free op %s", sid,
-             as_input ? "input" : "output");
+        FAIL_AT_OP(SPYRE_ENGINE_E_BINDING, core, op_idx,
+                   "stream %u is not a free op %s", sid,
+                   as_input ? "input" : "output");
     }
     *slot = (int16_t)op_idx;
     if (sticks != s->total_sticks) {
-        FAIL(SPYRE_ENGINE_E_COUNT, core, op_idx,
-             "op moves %llu sticks on stream %u, which carries %u",
-             (unsigned long long)sticks, sid, s->total_sticks);
+        FAIL_AT_OP(SPYRE_ENGINE_E_COUNT, core, op_idx,
+                   "op moves %llu sticks on stream %u, which carries %u",
+                   (unsigned long long)sticks, sid, s->total_sticks);
     }
     if (per_firing > s->fifo_sticks) {
-        FAIL(SPYRE_ENGINE_E_FIFO_SMALL, core, op_idx,
-             "a firing needs %u sticks, stream %u's FIFO holds %u", per_firing,
-             sid, s->fifo_sticks);
+        FAIL_AT_OP(SPYRE_ENGINE_E_FIFO_SMALL, core, op_idx,
+                   "a firing needs %u sticks, stream %u's FIFO holds %u",
+                   per_firing, sid, s->fifo_sticks);
     }
     return SPYRE_ENGINE_OK;
 }
@@ -444,16 +463,17 @@ static enum spyre_engine_status decode_ops(struct spyre_program *prog,
         op->imm0 = get_lef32(p + SPK_OP_IMM0);
         op->imm1 = 0;
         if (!spk_op_inputs(op->opcode, &min_in, &max_in)) {
-            FAIL(SPYRE_ENGINE_E_OPCODE, core, idx, "unknown opcode 0x%02x",
-                 op->opcode);
+            FAIL_AT_OP(SPYRE_ENGINE_E_OPCODE, core, idx,
+                       "unknown opcode 0x%02x", op->opcode);
         }
         if (op->dtype_in > SPK_DT_MAX || op->dtype_out > SPK_DT_MAX) {
-            FAIL(SPYRE_ENGINE_E_DTYPE, core, idx, "data types %u -> %u",
-                 op->dtype_in, op->dtype_out);
+            FAIL_AT_OP(SPYRE_ENGINE_E_DTYPE, core, idx, "data types %u -> %u",
+                       op->dtype_in, op->dtype_out);
         }
         if ((op->flags & ~SPK_OPF_ALL) || spyre_get_le16(p + 14) ||
             spyre_get_le32(p + 36) || !all_zero(p + 48, SPK_OP_BYTES - 48)) {
-            FAIL(SPYRE_ENGINE_E_RESERVED, core, idx, "op reserved bits set");
+            FAIL_AT_OP(SPYRE_ENGINE_E_RESERVED, core, idx,
+                       "op reserved bits set");
         }
         op->num_in = 0;
         while (op->num_in < 3 && op->in[op->num_in] != SPK_NONE) {
@@ -461,13 +481,14 @@ static enum spyre_engine_status decode_ops(struct spyre_program *prog,
         }
         for (unsigned j = op->num_in; j < 3; j++) {
             if (op->in[j] != SPK_NONE) {
-                FAIL(SPYRE_ENGINE_E_OP, core, idx,
-                     "inputs must be packed first");
+                FAIL_AT_OP(SPYRE_ENGINE_E_OP, core, idx,
+                           "inputs must be packed first");
             }
         }
         if (op->num_in < min_in || op->num_in > max_in) {
-            FAIL(SPYRE_ENGINE_E_OP, core, idx, "%u inputs, opcode takes %u-%u",
-                 op->num_in, min_in, max_in);
+            FAIL_AT_OP(SPYRE_ENGINE_E_OP, core, idx,
+                       "%u inputs, opcode takes %u-%u", op->num_in, min_in,
+                       max_in);
         }
         st = check_op_shape(cp, op, p, idx, err);
         if (st) {
@@ -504,8 +525,8 @@ static enum spyre_engine_status decode_ops(struct spyre_program *prog,
 
         if ((s->src.kind == SPK_EP_OP && s->producer_op < 0) ||
             (s->dst.kind == SPK_EP_OP && s->consumer_op < 0)) {
-            FAIL(SPYRE_ENGINE_E_BINDING, core, (int)i,
-                 "stream %u has an op end no op uses", i);
+            FAIL_AT_STREAM(SPYRE_ENGINE_E_BINDING, core, (int)i,
+                           "stream %u has an op end no op uses", i);
         }
         work_add(prog, s->total_sticks,
                  (s->src.kind != SPK_EP_OP) + (s->dst.kind != SPK_EP_OP));
@@ -585,26 +606,28 @@ static enum spyre_engine_status check_ring_pairs(
                     if (!ps || ps->src.kind != SPK_EP_RING ||
                         ps->src.core != cp->core || ps->src.ref != i ||
                         ps->total_sticks != s->total_sticks) {
-                        FAIL(SPYRE_ENGINE_E_RING, (int)cp->core, (int)i,
-                             "core %u stream %u is not this stream's "
-                             "receiver",
-                             b, s->dst.ref);
+                        FAIL_AT_STREAM(SPYRE_ENGINE_E_RING, (int)cp->core,
+                                       (int)i,
+                                       "core %u stream %u is not this stream's "
+                                       "receiver",
+                                       b, s->dst.ref);
                     }
                 }
             }
             if (s->src.kind == SPK_EP_RING) {
                 if (prog->core_slot[s->src.core] < 0) {
-                    FAIL(SPYRE_ENGINE_E_RING, (int)cp->core, (int)i,
-                         "sender core %u does not take part", s->src.core);
+                    FAIL_AT_STREAM(SPYRE_ENGINE_E_RING, (int)cp->core, (int)i,
+                                   "sender core %u does not take part",
+                                   s->src.core);
                 }
                 peer = &prog->cores[prog->core_slot[s->src.core]];
                 ps = s->src.ref < peer->num_streams ? &peer->streams[s->src.ref]
                                                     : NULL;
                 if (!ps || ps->dst.kind != SPK_EP_RING ||
                     !(ps->dst.core & (1u << cp->core)) || ps->dst.ref != i) {
-                    FAIL(SPYRE_ENGINE_E_RING, (int)cp->core, (int)i,
-                         "core %u stream %u does not send here", s->src.core,
-                         s->src.ref);
+                    FAIL_AT_STREAM(SPYRE_ENGINE_E_RING, (int)cp->core, (int)i,
+                                   "core %u stream %u does not send here",
+                                   s->src.core, s->src.ref);
                 }
             }
         }
@@ -752,7 +775,8 @@ enum spyre_engine_status spyre_program_load(
     struct spyre_program *prog;
     enum spyre_engine_status st;
 
-    engine_set_error(err, SPYRE_ENGINE_OK, -1, -1, "%s", "");
+    engine_set_error(err, SPYRE_ENGINE_OK, -1, SPYRE_ENGINE_AT_NONE, -1, "%s",
+                     "");
     if (!out) {
         FAIL(SPYRE_ENGINE_E_INVALID, -1, -1, "out is NULL");
     }

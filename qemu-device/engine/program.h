@@ -88,9 +88,11 @@ static inline uint32_t sticks_for(uint32_t elems, unsigned dtype)
     return spk_sticks_for(elems, dtype);
 }
 
+/* Record a failure; index counts what at says (-1 with SPYRE_ENGINE_AT_NONE).
+ */
 void engine_set_error(struct spyre_engine_error *err,
-                      enum spyre_engine_status st, int core, int index,
-                      const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
+                      enum spyre_engine_status st, int core,
+                      enum spyre_engine_site at, int index, const char *fmt,
+                      ...) __attribute__((format(printf, 6, 7)));
 
 #endif /* SPYRE_ENGINE_PROGRAM_H */

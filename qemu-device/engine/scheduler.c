@@ -496,8 +496,8 @@ static enum spyre_engine_status mem_fail(struct run *r, struct agent *a,
                                          uint64_t addr, const char *what)
 {
     engine_set_error(r->err, SPYRE_ENGINE_E_MEMORY,
-                     (int)r->cores[a->slot].prog->core, (int)a->index,
-                     "device memory %s failed at 0x%llx", what,
+                     (int)r->cores[a->slot].prog->core, SPYRE_ENGINE_AT_STREAM,
+                     (int)a->index, "device memory %s failed at 0x%llx", what,
                      (unsigned long long)addr);
     return SPYRE_ENGINE_E_MEMORY;
 }
@@ -1119,27 +1119,137 @@ static void fire_op(struct run *r, struct agent *a, uint64_t t)
     account_firing(r, a, cr, op, t, end, on_pe);
 }
 
-static const char *agent_name(const struct agent *a)
+/* The wait of a stuck op: an input short of sticks, else a full output. */
+static void op_wait(const struct core_run *cr, const struct agent *a,
+                    struct spyre_engine_error *err)
 {
-    return a->kind == AGENT_SRC   ? "stream source"
-           : a->kind == AGENT_DST ? "stream destination"
-                                  : "op";
+    const struct op_desc *op = &cr->prog->ops[a->index];
+
+    const struct stream_run *out = &cr->streams[op->out];
+
+    for (unsigned i = 0; i < op->num_in; i++) {
+        if (cr->streams[op->in[i]].fifo.count < op->in_sticks[i]) {
+            err->wait = SPYRE_ENGINE_WAIT_FIFO_EMPTY;
+            err->stream = op->in[i];
+            return;
+        }
+    }
+    if (out->desc->after != SPK_NONE &&
+        !stream_done(&cr->streams[out->desc->after])) {
+        err->wait = SPYRE_ENGINE_WAIT_AFTER;
+        err->stream = out->desc->after;
+        return;
+    }
+    err->wait = SPYRE_ENGINE_WAIT_FIFO_FULL;
+    err->stream = op->out;
 }
 
-/* Nothing can fire: report the first agent that still has work. */
+/* The wait of a stuck stream end (a source cannot push, a sink cannot pull). */
+static void stream_wait(struct run *r, const struct agent *a,
+                        struct spyre_engine_error *err)
+{
+    struct core_run *cr = &r->cores[a->slot];
+    const struct stream_run *s = &cr->streams[a->index];
+    struct core_run *rc;
+    struct stream_run *rs;
+
+    err->stream = (int)a->index;
+    if (a->kind == AGENT_SRC) {
+        if (s->desc->after != SPK_NONE &&
+            !stream_done(&cr->streams[s->desc->after])) {
+            err->wait = SPYRE_ENGINE_WAIT_AFTER;
+            err->stream = s->desc->after;
+        } else {
+            err->wait = SPYRE_ENGINE_WAIT_FIFO_FULL;
+        }
+        return;
+    }
+    err->wait = SPYRE_ENGINE_WAIT_FIFO_EMPTY;
+    if (s->fifo.count && s->desc->dst.kind == SPK_EP_RING) {
+        for (unsigned c = 0; (rs = next_receiver(r, s->desc, &c, &rc)); c++) {
+            if (!fifo_space(&rs->fifo)) {
+                err->wait = SPYRE_ENGINE_WAIT_RING_FULL;
+            }
+        }
+    }
+}
+
+static const char *const wait_text[] = {
+    [SPYRE_ENGINE_WAIT_NONE] = "",
+    [SPYRE_ENGINE_WAIT_FIFO_EMPTY] = "FIFO empty",
+    [SPYRE_ENGINE_WAIT_FIFO_FULL] = "FIFO full",
+    [SPYRE_ENGINE_WAIT_AFTER] = "ordered after it",
+    [SPYRE_ENGINE_WAIT_RING_FULL] = "the receiving core's FIFO is full",
+};
+
+/* What unfinished agent a waits for, into err (status and site too). */
+static void agent_wait(struct run *r, const struct agent *a,
+                       struct spyre_engine_error *err)
+{
+    struct core_run *cr = &r->cores[a->slot];
+
+    engine_set_error(err, SPYRE_ENGINE_E_DEADLOCK, (int)cr->prog->core,
+                     a->kind == AGENT_OP ? SPYRE_ENGINE_AT_OP
+                                         : SPYRE_ENGINE_AT_STREAM,
+                     (int)a->index, "%s", "");
+    if (a->kind == AGENT_OP) {
+        op_wait(cr, a, err);
+    } else {
+        stream_wait(r, a, err);
+    }
+}
+
+/*
+ * How close a wait is to a deadlock's cause: a stream ordered after another
+ * is the usual one; an empty FIFO is starved by something upstream, a full
+ * one is back-pressure from downstream.
+ */
+static int wait_rank(enum spyre_engine_wait wait)
+{
+    return wait == SPYRE_ENGINE_WAIT_AFTER       ? 3
+           : wait == SPYRE_ENGINE_WAIT_FIFO_FULL ? 1
+                                                 : 2;
+}
+
+/*
+ * Nothing can fire: report the unfinished agent whose wait is closest to
+ * the cause (the first of those), what it waits on, and how far that
+ * stream got.
+ */
 static enum spyre_engine_status report_deadlock(struct run *r)
 {
+    struct spyre_engine_error *err = r->err;
+    struct spyre_engine_error local;
     struct agent *first = NULL;
+    const struct stream_run *s;
+    struct core_run *cr;
+    int best = 0;
 
-    for (unsigned i = 0; i < r->num_agents && !first; i++) {
-        if (!r->agents[i].done) {
+    err = err ? err : &local;
+    for (unsigned i = 0; i < r->num_agents; i++) {
+        if (r->agents[i].done) {
+            continue;
+        }
+        agent_wait(r, &r->agents[i], err);
+        if (wait_rank(err->wait) > best) {
+            best = wait_rank(err->wait);
             first = &r->agents[i];
         }
     }
-    engine_set_error(r->err, SPYRE_ENGINE_E_DEADLOCK,
-                     (int)r->cores[first->slot].prog->core, (int)first->index,
-                     "no progress possible: %s %u waits (%u agents unfinished)",
-                     agent_name(first), first->index, r->pending);
+    agent_wait(r, first, err);
+    cr = &r->cores[first->slot];
+    s = &cr->streams[err->stream];
+    err->sticks_done = s->entered;
+    err->sticks_total = s->desc->total_sticks;
+    snprintf(err->detail, sizeof(err->detail),
+             "%s %u%s waits on stream %d (%s), %u of %u sticks delivered; "
+             "%u agents unfinished",
+             first->kind == AGENT_OP ? "op" : "stream", first->index,
+             first->kind == AGENT_SRC   ? "'s source"
+             : first->kind == AGENT_DST ? "'s destination"
+                                        : "",
+             err->stream, wait_text[err->wait], err->sticks_done,
+             err->sticks_total, r->pending);
     return SPYRE_ENGINE_E_DEADLOCK;
 }
 
@@ -1351,7 +1461,8 @@ static enum spyre_engine_status bind_endpoint(
         0 - (uint64_t)ep->min_off > *base ||
         (uint64_t)ep->max_off + STICK_BYTES > limit - *base) {
         engine_set_error(
-            r->err, SPYRE_ENGINE_E_ADDRESS, (int)cp->core, (int)idx,
+            r->err, SPYRE_ENGINE_E_ADDRESS, (int)cp->core,
+            SPYRE_ENGINE_AT_STREAM, (int)idx,
             "argument %u + 0x%llx: pattern misaligned or outside 2^48", ep->ref,
             (unsigned long long)ep->offset);
         return SPYRE_ENGINE_E_ADDRESS;
@@ -1622,13 +1733,15 @@ enum spyre_engine_status spyre_program_run(struct spyre_program *prog,
     struct run r = { 0 };
     enum spyre_engine_status st = SPYRE_ENGINE_OK;
 
-    engine_set_error(err, SPYRE_ENGINE_OK, -1, -1, "%s", "");
+    engine_set_error(err, SPYRE_ENGINE_OK, -1, SPYRE_ENGINE_AT_NONE, -1, "%s",
+                     "");
     if (!prog || !mem || !mem->read || !mem->write || (nargs && !args)) {
-        engine_set_error(err, SPYRE_ENGINE_E_INVALID, -1, -1, "NULL argument");
+        engine_set_error(err, SPYRE_ENGINE_E_INVALID, -1, SPYRE_ENGINE_AT_NONE,
+                         -1, "NULL argument");
         return SPYRE_ENGINE_E_INVALID;
     }
     if (nargs != prog->num_args) {
-        engine_set_error(err, SPYRE_ENGINE_E_ARGS, -1, -1,
+        engine_set_error(err, SPYRE_ENGINE_E_ARGS, -1, SPYRE_ENGINE_AT_NONE, -1,
                          "%u arguments, the program takes %u", nargs,
                          prog->num_args);
         return SPYRE_ENGINE_E_ARGS;
@@ -1649,7 +1762,8 @@ enum spyre_engine_status spyre_program_run(struct spyre_program *prog,
         st = setup_core(&r, c, args);
     }
     if (st == SPYRE_ENGINE_E_NOMEM) {
-        engine_set_error(err, st, -1, -1, "host memory for the run");
+        engine_set_error(err, st, -1, SPYRE_ENGINE_AT_NONE, -1,
+                         "host memory for the run");
     }
     if (!st) {
         st = run_loop(&r);

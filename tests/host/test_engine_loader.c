@@ -48,17 +48,19 @@ static enum spyre_engine_status load_bytes_cfg(const struct spyre_engine_config 
 	return st;
 }
 
+/* What the last load_bytes() failed with. */
+static struct spyre_engine_error last_err;
+
 static enum spyre_engine_status load_bytes(const uint8_t *img, size_t len)
 {
 	struct spyre_engine_config cfg;
-	struct spyre_engine_error err;
 	enum spyre_engine_status st;
 
 	spyre_engine_config_default(&cfg);
-	st = load_bytes_cfg(&cfg, img, len, &err);
+	st = load_bytes_cfg(&cfg, img, len, &last_err);
 	if (st)
-		printf("  # %s core %d index %d: %s\n", spyre_engine_status_name(st), err.core,
-		       err.index, err.detail);
+		printf("  # %s core %d index %d: %s\n", spyre_engine_status_name(st),
+		       last_err.core, last_err.index, last_err.detail);
 	return st;
 }
 
@@ -101,6 +103,26 @@ TEST(base_program_loads_and_runs)
 	test_mem_init(&mem, 1 << 16);
 	EXPECT_EQ(test_run(&cfg, &prog, &mem, args, 3, NULL, NULL), SPYRE_ENGINE_OK);
 	test_mem_fini(&mem);
+}
+
+/* The card shows ENGINE_SITE: what the failure's index counts. */
+TEST(failure_site_says_what_the_index_counts)
+{
+	EXPECT_EQ(LOAD_PATCHED(pb_put64(img + STREAMS + SPK_STREAM_SRC + SPK_EP_STRIDE, 64)),
+		  SPYRE_ENGINE_E_PATTERN);
+	EXPECT_EQ(last_err.at, SPYRE_ENGINE_AT_STREAM);
+	EXPECT_EQ(last_err.index, 0);
+	EXPECT_EQ(last_err.core, 0);
+	EXPECT_EQ(LOAD_PATCHED(img[OPS + SPK_OP_OPCODE] = 0x7f), SPYRE_ENGINE_E_OPCODE);
+	EXPECT_EQ(last_err.at, SPYRE_ENGINE_AT_OP);
+	EXPECT_EQ(last_err.index, 0);
+	EXPECT_EQ(LOAD_PATCHED(pb_put32(img + BUFFERS + SPK_BUF_SIZE, 100)), SPYRE_ENGINE_E_BUFFER);
+	EXPECT_EQ(last_err.at, SPYRE_ENGINE_AT_BUFFER);
+	EXPECT_EQ(last_err.index, 0);
+	EXPECT_EQ(LOAD_PATCHED(img[0] ^= 1), SPYRE_ENGINE_E_MAGIC);
+	EXPECT_EQ(last_err.at, SPYRE_ENGINE_AT_NONE);
+	EXPECT_EQ(last_err.index, -1);
+	EXPECT_EQ(last_err.core, -1);
 }
 
 TEST(truncated_images)

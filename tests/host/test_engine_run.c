@@ -56,6 +56,15 @@ TEST(deadlock_cyclic_ops)
 	test_mem_init(&mem, 1 << 16);
 	EXPECT_EQ(test_run(&cfg, &prog, &mem, args, 2, &stats, &err), SPYRE_ENGINE_E_DEADLOCK);
 	EXPECT_EQ(err.core, 0);
+	/* The report names the op, the stream it waits on and how far that got. */
+	EXPECT_EQ(err.at, SPYRE_ENGINE_AT_OP);
+	EXPECT_EQ(err.index, 0);
+	EXPECT_EQ(err.wait, SPYRE_ENGINE_WAIT_FIFO_EMPTY);
+	EXPECT_EQ(err.stream, b);
+	EXPECT_EQ(err.sticks_done, 0);
+	EXPECT_EQ(err.sticks_total, 4);
+	EXPECT_STREQ(err.detail, "op 0 waits on stream 2 (FIFO empty), 0 of 4 sticks delivered; "
+				 "2 agents unfinished");
 	test_mem_fini(&mem);
 }
 
@@ -76,6 +85,11 @@ TEST(deadlock_stream_dependency_cycle)
 	c->streams[1].after = 0;
 	test_mem_init(&mem, 1 << 16);
 	EXPECT_EQ(test_run(&cfg, &prog, &mem, args, 2, &stats, &err), SPYRE_ENGINE_E_DEADLOCK);
+	EXPECT_EQ(err.at, SPYRE_ENGINE_AT_STREAM);
+	EXPECT_EQ(err.index, 0);
+	EXPECT_EQ(err.wait, SPYRE_ENGINE_WAIT_AFTER);
+	EXPECT_EQ(err.stream, 1);
+	EXPECT_EQ(err.sticks_total, 4);
 	/* Without the cycle it runs. */
 	c->streams[0].after = SPK_NONE;
 	EXPECT_EQ(test_run(&cfg, &prog, &mem, args, 2, &stats, &err), SPYRE_ENGINE_OK);
@@ -100,6 +114,10 @@ TEST(deadlock_across_the_ring)
 	}
 	test_mem_init(&mem, 1 << 16);
 	EXPECT_EQ(test_run(&cfg, &prog, &mem, args, 1, &stats, &err), SPYRE_ENGINE_E_DEADLOCK);
+	EXPECT_EQ(err.core, 0);
+	EXPECT_EQ(err.at, SPYRE_ENGINE_AT_STREAM);
+	EXPECT_EQ(err.wait, SPYRE_ENGINE_WAIT_FIFO_EMPTY);
+	EXPECT_EQ(err.sticks_total, 2);
 	test_mem_fini(&mem);
 }
 

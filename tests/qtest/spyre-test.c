@@ -20,6 +20,7 @@
 #include "standard-headers/linux/pci_regs.h"
 #include "../../hw/spyre/include/spyre_regs.h"
 #include "../../hw/spyre/include/spyre_cmd.h"
+#include "../../hw/spyre/include/spyre_engine_status.h"
 /* The engine's kernel format and the program builder (include/). */
 #include "spyre_program_builder.h"
 
@@ -198,6 +199,17 @@ static uint32_t qrd(Card *c, int q, uint32_t reg)
 static void qwr(Card *c, int q, uint32_t reg, uint32_t val)
 {
     wr(c, SPYRE_REG_QUEUE(q) + reg, val);
+}
+
+/* The ENGINE_DETAIL window of queue q as a string, valid until the next call. */
+static const char *engine_detail(Card *c, int q)
+{
+    static char text[SPYRE_ENGINE_DETAIL_BYTES + 1];
+
+    for (int i = 0; i < SPYRE_ENGINE_DETAIL_BYTES; i += 4) {
+        stl_le_p(text + i, qrd(c, q, SPYRE_QREG_ENGINE_DETAIL + i));
+    }
+    return text;
 }
 
 static void pte(Card *c, uint64_t table_off, int idx, uint64_t val)
@@ -801,6 +813,11 @@ static void test_launch_bad_program(void *obj, void *data,
         .opcode = SPYRE_OP_LAUNCH, .args = { VA_DEV + 0x10000 } }), ==,
         SPYRE_CMD_STATUS_BAD_PROGRAM);
     g_assert_cmpuint(qrd(&c, 0, SPYRE_QREG_ENGINE_STATUS), ==, 2);
+    /* About the image, not a core, and in the engine's words. */
+    g_assert_cmphex(qrd(&c, 0, SPYRE_QREG_ENGINE_CORE), ==, SPYRE_ENGINE_NONE);
+    g_assert_cmpuint(qrd(&c, 0, SPYRE_QREG_ENGINE_SITE), ==, 0);
+    g_assert_cmphex(qrd(&c, 0, SPYRE_QREG_ENGINE_INDEX), ==, SPYRE_ENGINE_NONE);
+    g_assert_cmpstr(engine_detail(&c, 0), ==, "magic 0xabababab");
     /* Argument block size not a multiple of 8 is a bad argument. */
     g_assert_cmpuint(run(&c, 0, (Cmd) {
         .opcode = SPYRE_OP_LAUNCH,
@@ -810,7 +827,71 @@ static void test_launch_bad_program(void *obj, void *data,
     g_assert_cmpuint(run(&c, 0, (Cmd) {
         .opcode = SPYRE_OP_LAUNCH, .args = { VA_NONE, VA_DEV, 8 } }), ==,
         SPYRE_CMD_STATUS_MMU_FAULT);
+    /* The ENGINE_* record is the failed command's: the engine never ran. */
+    g_assert_cmpuint(qrd(&c, 0, SPYRE_QREG_ENGINE_STATUS), ==, 0);
+    g_assert_cmpstr(engine_detail(&c, 0), ==, "");
     wr(&c, SPYRE_REG_FAULT_STATUS, 0);
+}
+
+/*
+ * Two streams, each starting after the other: DEADLOCK, and the ENGINE_*
+ * registers say which stream waits on which and how far it got, also for a
+ * LAUNCH inside a CALL (ERROR_SUB_INDEX names it).
+ */
+static void test_launch_deadlock(void *obj, void *data, QGuestAllocator *alloc)
+{
+    const uint64_t o_img = W_SRC, o_call = W_BUF, o_args = W_BUF + 0x800;
+    struct pb_program *prog = g_new0(struct pb_program, 1);
+    struct pb_core *core;
+    uint8_t *image;
+    size_t len;
+    Card c;
+
+    card_setup(&c, obj, alloc);
+    prog->num_args = 2;
+    core = pb_core(prog, 0);
+    pb_stream(core, pb_linear(SPK_EP_DRAM, 0, 0, 4),
+              pb_linear(SPK_EP_DRAM, 1, 0, 4), 4, 4);
+    pb_stream(core, pb_linear(SPK_EP_DRAM, 0, 0, 4),
+              pb_linear(SPK_EP_DRAM, 1, 512, 4), 4, 4);
+    core->streams[0].after = 1;
+    core->streams[1].after = 0;
+    image = pb_serialize(prog, &len);
+    g_assert(image);
+    g_free(prog);
+    qtest_memwrite(c.qts, gpa(&c, o_img), image, len);
+    free(image);
+    qtest_writeq(c.qts, gpa(&c, o_args), VA_DEV);
+    qtest_writeq(c.qts, gpa(&c, o_args + 8), VA_DEV + 0x10000);
+
+    /* A NOP, then the LAUNCH, run by a CALL in the queue's own context. */
+    write_cmd(&c, gpa(&c, o_call), &(Cmd) { .opcode = SPYRE_OP_NOP });
+    write_cmd(&c, gpa(&c, o_call) + SPYRE_CMD_SIZE, &(Cmd) {
+        .opcode = SPYRE_OP_LAUNCH,
+        .args = { hva(&c, o_img), hva(&c, o_args), 16, 0 } });
+    g_assert_cmpuint(run(&c, 1, (Cmd) {
+        .opcode = SPYRE_OP_CALL, .args = { 0, hva(&c, o_call), 2 } }), ==,
+        SPYRE_CMD_STATUS_DEADLOCK);
+    g_assert_cmpuint(qrd(&c, 1, SPYRE_QREG_ERROR_SUB_INDEX), ==, 1);
+    g_assert_cmpuint(qrd(&c, 1, SPYRE_QREG_ENGINE_STATUS), ==,
+                     SPYRE_ENGINE_E_DEADLOCK);
+    g_assert_cmpuint(qrd(&c, 1, SPYRE_QREG_ENGINE_CORE), ==, 0);
+    g_assert_cmpuint(qrd(&c, 1, SPYRE_QREG_ENGINE_SITE), ==,
+                     SPYRE_ENGINE_AT_STREAM);
+    g_assert_cmpuint(qrd(&c, 1, SPYRE_QREG_ENGINE_INDEX), ==, 0);
+    g_assert_cmpuint(qrd(&c, 1, SPYRE_QREG_ENGINE_WAIT), ==,
+                     SPYRE_ENGINE_WAIT_AFTER);
+    g_assert_cmpuint(qrd(&c, 1, SPYRE_QREG_ENGINE_STREAM), ==, 1);
+    g_assert_cmpuint(qrd(&c, 1, SPYRE_QREG_ENGINE_STICKS_DONE), ==, 0);
+    g_assert_cmpuint(qrd(&c, 1, SPYRE_QREG_ENGINE_STICKS_TOTAL), ==, 4);
+    g_assert_cmpstr(engine_detail(&c, 1), ==,
+                    "stream 0's source waits on stream 1 (ordered after it), 0 "
+                    "of 4 sticks delivered; 4 agents unfinished");
+    /* Read-only: a write changes nothing. */
+    qwr(&c, 1, SPYRE_QREG_ENGINE_STREAM, 7);
+    expect_err(&c, SPYRE_ERR_READ_ONLY,
+               SPYRE_REG_QUEUE(1) + SPYRE_QREG_ENGINE_STREAM);
+    g_assert_cmpuint(qrd(&c, 1, SPYRE_QREG_ENGINE_STREAM), ==, 1);
 }
 
 /*
@@ -1818,6 +1899,7 @@ static void spyre_register_nodes(void)
     qos_add_test("cmd/fill", "spyre", test_fill, NULL);
     qos_add_test("cmd/launch/bad-program", "spyre", test_launch_bad_program,
                  NULL);
+    qos_add_test("cmd/launch/deadlock", "spyre", test_launch_deadlock, NULL);
     qos_add_test("cmd/launch/matmul", "spyre", test_launch_matmul, NULL);
     qos_add_test("cmd/launch/rewritten", "spyre", test_launch_rewritten, NULL);
     qos_add_test("cmd/fence", "spyre", test_fence, NULL);

@@ -95,6 +95,8 @@ check "reload cycle 3" reload_cycle
 "$T/test_badinput"
 # libspyre's runtime: every call, misuse, 16 threads, two processes, a fault.
 "$T/test_runtime"
+# Broken kernels: the card says what broke, all the way to the user.
+"$T/test_errors"
 # The op library: every op against CPU references, misuse, graphs, threads.
 "$T/test_ops"
 # Eight processes at once, every result checked.

@@ -34,10 +34,13 @@ extern "C" {
  * @DRM_SPYRE_QUERY_DEVICE_INFO: &struct drm_spyre_device_info
  * @DRM_SPYRE_QUERY_FAULTS: &struct drm_spyre_faults, the calling file's own
  *	MMU faults (never another file's)
+ * @DRM_SPYRE_QUERY_JOB_ERRORS: &struct drm_spyre_job_errors, why the calling
+ *	file's own jobs failed on the card (driver 0.3 and later)
  */
 enum drm_spyre_query_param {
 	DRM_SPYRE_QUERY_DEVICE_INFO = 0,
 	DRM_SPYRE_QUERY_FAULTS = 1,
+	DRM_SPYRE_QUERY_JOB_ERRORS = 2,
 };
 
 /**
@@ -146,6 +149,78 @@ struct drm_spyre_faults {
 };
 
 #define DRM_SPYRE_FAULTS_SIZE_V1	176
+
+/* drm_spyre_job_error fields the card did not report */
+#define DRM_SPYRE_NONE				0xffffffffu
+
+#define DRM_SPYRE_ENGINE_DETAIL_BYTES		128
+
+/**
+ * struct drm_spyre_job_error - why one job of this file failed on the card
+ *
+ * Codes are the card's own, defined once in the card's headers:
+ * SPYRE_CMD_STATUS_* in include/spyre_regs.h and SPYRE_ENGINE_* in
+ * include/spyre_engine_status.h (docs/hardware.md, docs/engine.md).
+ *
+ * @job_id: the job_id SUBMIT returned for the failed job
+ * @time_ns: when the driver saw the failure, CLOCK_MONOTONIC ns
+ * @queue: the hardware queue the job ran on
+ * @cmd_status: the card's status of the failing command (SPYRE_CMD_STATUS_*)
+ * @command: index of the failing command in the job's command buffer
+ * @engine_status: for a LAUNCH the engine refused or stopped,
+ *	SPYRE_ENGINE_E_* (e.g. E_DEADLOCK, or the loader's rejection class);
+ *	0 otherwise, and the engine fields below are then 0
+ * @engine_core: the core the failure is about, or DRM_SPYRE_NONE
+ * @engine_site: what @engine_index counts: SPYRE_ENGINE_AT_* (stream, op,
+ *	buffer; NONE for the image, its header or a whole core)
+ * @engine_index: the stream, op or buffer, or DRM_SPYRE_NONE
+ * @engine_wait: a deadlock: what the stuck stream or op waits for
+ *	(SPYRE_ENGINE_WAIT_*: FIFO empty, FIFO full, an earlier stream, a
+ *	receiving core's full FIFO)
+ * @engine_stream: a deadlock: the stream waited on, or DRM_SPYRE_NONE
+ * @engine_sticks_done: a deadlock: sticks that entered that stream
+ * @engine_sticks_total: a deadlock: sticks that stream carries in all
+ * @pad: 0
+ * @engine_detail: the engine's own words (the loader's field and reason, or
+ *	the deadlock), NUL-terminated; empty if @engine_status is 0
+ */
+struct drm_spyre_job_error {
+	__u64 job_id;
+	__u64 time_ns;
+	__u32 queue;
+	__u32 cmd_status;
+	__u32 command;
+	__u32 engine_status;
+	__u32 engine_core;
+	__u32 engine_site;
+	__u32 engine_index;
+	__u32 engine_wait;
+	__u32 engine_stream;
+	__u32 engine_sticks_done;
+	__u32 engine_sticks_total;
+	__u32 pad;
+	char engine_detail[DRM_SPYRE_ENGINE_DETAIL_BYTES];
+};
+
+#define DRM_SPYRE_MAX_JOB_ERRORS	4
+
+/**
+ * struct drm_spyre_job_errors - DRM_SPYRE_QUERY_JOB_ERRORS
+ * @count: jobs of this file that failed on the card since it was opened
+ *	(a hang or a reset is not a failure the card reports: see job_status)
+ * @num_errors: entries of @errors filled, min(@count, DRM_SPYRE_MAX_JOB_ERRORS)
+ * @pad: 0
+ * @errors: the file's last @num_errors failures, oldest first; unused
+ *	entries are zero
+ */
+struct drm_spyre_job_errors {
+	__u64 count;
+	__u32 num_errors;
+	__u32 pad;
+	struct drm_spyre_job_error errors[DRM_SPYRE_MAX_JOB_ERRORS];
+};
+
+#define DRM_SPYRE_JOB_ERRORS_SIZE_V1	784
 
 /* drm_spyre_bo_create.flags */
 #define DRM_SPYRE_BO_DEVICE		0x1	/* in device memory, else host memory */

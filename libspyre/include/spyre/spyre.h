@@ -28,7 +28,7 @@ extern "C" {
 
 /* Version of this header; spyre_version() gives the library's. */
 #define SPYRE_VERSION_MAJOR 0
-#define SPYRE_VERSION_MINOR 3
+#define SPYRE_VERSION_MINOR 4
 #define SPYRE_VERSION_PATCH 0
 
 typedef enum spyre_status {
@@ -252,6 +252,29 @@ typedef struct spyre_fault_info {
 					 * @address: a kernel argument's index, or 0 (source) /
 					 * 1 (destination) of a copy or fill; -1 if none */
 	char operation[64];		/* the failed operation: a kernel's name, "htod"... */
+	/* Since 0.4: what the card said about the failing command (driver 0.3+). */
+	int card_reported;		/* 1: the fields below are the card's; 0: an older
+					 * driver, and the operation is a guess (the first
+					 * one that did not finish) */
+	uint32_t command_status;	/* the card's status of the failing command: 9 the
+					 * engine refused the kernel, 10 it deadlocked, 4 MMU
+					 * fault ... (docs/hardware.md "Command status") */
+	uint32_t operation_index;	/* the failing operation's place in its job (0 = the
+					 * first; a graph's node in the order it was captured) */
+	uint32_t engine_status;		/* a LAUNCH the engine refused or that deadlocked:
+					 * SPYRE_ENGINE_E_* of <spyre/spyre_engine_status.h>;
+					 * 0 for any other failure (the engine_* fields are
+					 * then unset) */
+	char engine_status_name[32];	/* "SPYRE_ENGINE_E_DEADLOCK", ... or "" */
+	int engine_core;		/* the core the failure is about, -1 if none */
+	uint32_t engine_site;		/* what engine_index counts: SPYRE_ENGINE_AT_STREAM,
+					 * _OP, _BUFFER or _NONE */
+	int engine_index;		/* that stream, op or buffer; -1 if none */
+	uint32_t engine_wait;		/* deadlock: SPYRE_ENGINE_WAIT_* (FIFO empty ...) */
+	int engine_stream;		/* deadlock: the stream waited on, -1 if none */
+	uint32_t sticks_done;		/* deadlock: sticks that entered that stream ... */
+	uint32_t sticks_total;		/* ... of the sticks it carries */
+	char engine_detail[128];	/* the engine's own words, "" if none */
 } spyre_fault_info;
 
 /*
