@@ -40,6 +40,7 @@
 #define   SPYRE_HW_VERSION_MINOR	3
 /* Minor versions that added registers a driver may use only from then on. */
 #define   SPYRE_HW_MINOR_ENGINE_RECORD	3	/* ENGINE_CORE .. ENGINE_DETAIL */
+#define   SPYRE_HW_MINOR_CLOCK		3	/* CLOCK */
 
 /* Capabilities (read-only). */
 #define SPYRE_REG_NUM_CORES		0x0010
@@ -98,6 +99,8 @@
 #define   SPYRE_DEV_STATUS_RESETTING	0x00000002u	/* queues still draining */
 #define SPYRE_REG_TIME_LO		0x0208	/* device time, ns since reset; */
 #define SPYRE_REG_TIME_HI		0x020c	/* reading LO latches HI */
+#define SPYRE_REG_CLOCK			0x0210	/* what TIME and TIMESTAMP count */
+#define   SPYRE_CLOCK_MODEL		0x00000001u	/* the real card's time (modelled), else wall time */
 
 /* Device memory aperture: BAR2 shows device memory from this offset. */
 #define SPYRE_REG_APERTURE_BASE_LO	0x0300	/* multiple of 1 MiB */

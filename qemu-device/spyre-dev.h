@@ -74,6 +74,24 @@ typedef struct SpyreEngineFailure {
     char detail[SPYRE_ENGINE_DETAIL_BYTES];
 } SpyreEngineFailure;
 
+/* The links a modelled DMA crosses (spyre-clock.c). */
+enum {
+    SPYRE_CLOCK_HOST_TO_DEV,
+    SPYRE_CLOCK_DEV_TO_HOST,
+    SPYRE_CLOCK_DRAM_COPY,
+    SPYRE_CLOCK_DRAM_WRITE,
+    SPYRE_CLOCK_LINKS
+};
+
+/* A FENCE's modelled time, for the WAIT that sees its value (spyre-clock.c). */
+#define SPYRE_CLOCK_FENCES 64
+typedef struct SpyreClockFence {
+    bool valid;
+    uint32_t context;
+    uint64_t va;
+    uint64_t ns;
+} SpyreClockFence;
+
 /*
  * A queue's guest-visible registers (docs/hardware.md, "Command queue"):
  * all 0 after reset, so a reset is one assignment.
@@ -97,6 +115,9 @@ typedef struct SpyreQueueRegs {
 typedef struct SpyreQueue {
     SpyreState *s;
     int index;
+    /* spyre-clock.c: modelled time, under s->lock */
+    uint64_t model_ns;      /* when its last command ended */
+    bool model_idle;        /* it ran out of work since */
     QemuThread thread;
     QemuCond work;          /* the worker waits here for commands (s->lock) */
 
@@ -137,6 +158,7 @@ typedef struct SpyreRegs {
     uint32_t fault_reason;
     uint32_t dbg_hang;
     uint32_t dbg_dma_error;
+    uint32_t clock;         /* SPYRE_CLOCK_*; reset to the clock property */
 } SpyreRegs;
 
 /*
@@ -179,6 +201,7 @@ struct SpyreState {
     uint64_t mem_size;
     uint32_t scratchpad_size;
     uint32_t engine_threads;    /* host threads for compute, 0 = all CPUs */
+    bool modelled_clock;        /* CLOCK's reset value: MODEL */
 
     QemuMutex lock;
     QemuCond cond;          /* queue work, reset progress, WAIT */
@@ -193,6 +216,10 @@ struct SpyreState {
 
     /* Device time is spyre_now_ns() - time_base_ns (read without lock). */
     int64_t time_base_ns;
+    /* spyre-clock.c, under lock: the latest modelled end, recent FENCEs */
+    uint64_t model_done_ns;
+    SpyreClockFence model_fences[SPYRE_CLOCK_FENCES];
+    int model_fence_next;
     SpyreRegs regs;
     SpyreTelemetry telem;
     SpyreQueue queues[SPYRE_NUM_QUEUES];
@@ -216,6 +243,8 @@ typedef struct SpyreExec {
     bool nested;            /* inside a CALL: no further CALL */
     uint32_t sub_index;     /* failing command inside a CALL */
     SpyreEngineFailure engine; /* why a LAUNCH failed; status 0 otherwise */
+    uint64_t model_ns;      /* modelled time the command has reached */
+    uint64_t model_bytes[SPYRE_CLOCK_LINKS]; /* DMA bytes not yet timed */
 } SpyreExec;
 
 typedef struct SpyreXlate {
@@ -223,6 +252,20 @@ typedef struct SpyreXlate {
     uint64_t addr;
     uint64_t len;           /* contiguous bytes from addr */
 } SpyreXlate;
+
+/* spyre-clock.c: the modelled clock */
+bool spyre_clock_modelled(const SpyreState *s);
+void spyre_clock_begin_locked(SpyreQueue *q, SpyreExec *e);
+void spyre_clock_end_locked(SpyreQueue *q, const SpyreExec *e);
+void spyre_clock_advance(SpyreExec *e, uint64_t ns);
+void spyre_clock_copy(SpyreExec *e, bool src_host, bool dst_host, uint64_t n);
+void spyre_clock_fill(SpyreExec *e, bool dst_host, uint64_t n);
+void spyre_clock_dma_done(SpyreExec *e);
+void spyre_clock_fence_locked(SpyreExec *e, uint64_t va);
+void spyre_clock_waited(SpyreExec *e, uint64_t va);
+uint64_t spyre_clock_timestamp(const SpyreExec *e);
+uint64_t spyre_clock_now_locked(const SpyreState *s);
+void spyre_clock_reset_locked(SpyreState *s);
 
 void spyre_exec_init(SpyreExec *e, SpyreQueue *q);
 void spyre_mmu_cache_init(SpyreMmuCache *mc);

@@ -9,6 +9,7 @@
  */
 
 #include "qemu/osdep.h"
+#include "qemu/cutils.h"
 #include "qemu/bswap.h"
 #include "qemu/log.h"
 #include "qemu/units.h"
@@ -246,8 +247,8 @@ static void spyre_launch_record_failure(SpyreExec *e,
     f->stream = spyre_engine_field(err->stream);
     f->sticks_done = err->sticks_done;
     f->sticks_total = err->sticks_total;
-    /* strncpy pads with NULs: the register window shows no stale bytes. */
-    strncpy(f->detail, err->detail, sizeof(f->detail) - 1);
+    /* The record starts zeroed: the register window shows no stale bytes. */
+    pstrcpy(f->detail, sizeof(f->detail), err->detail);
 }
 
 /*
@@ -392,6 +393,7 @@ uint32_t spyre_cmd_launch(SpyreExec *e, const uint64_t *args)
         return spyre_launch_failed(e, rc, &err, m.status);
     }
     trace_spyre_launch(e->q->index, rc, st.device_ns);
+    spyre_clock_advance(e, st.device_ns);
     spyre_launch_account(e, &st);
     return stats_va ? spyre_launch_write_stats(e, stats_va, &st)
                     : SPYRE_CMD_STATUS_SUCCESS;

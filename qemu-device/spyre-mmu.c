@@ -33,6 +33,8 @@ void spyre_exec_init(SpyreExec *e, SpyreQueue *q)
     e->nested = false;
     e->sub_index = 0;
     e->engine = (SpyreEngineFailure){ 0 };
+    e->model_ns = 0;
+    memset(e->model_bytes, 0, sizeof(e->model_bytes));
 }
 
 static void spyre_record_fault(SpyreExec *e, uint64_t va, int access,

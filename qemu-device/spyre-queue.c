@@ -162,6 +162,7 @@ static uint32_t spyre_copy(SpyreExec *e, uint64_t src, uint64_t dst,
             if (st != SPYRE_CMD_STATUS_SUCCESS) {
                 break;
             }
+            spyre_clock_copy(e, xs.system, xd.system, n);
             done += n;
         }
         spyre_dma_release(e, done, spyre_now_ns() - start);
@@ -169,6 +170,7 @@ static uint32_t spyre_copy(SpyreExec *e, uint64_t src, uint64_t dst,
         dst += done;
         len -= done;
     }
+    spyre_clock_dma_done(e);
     return st;
 }
 
@@ -211,11 +213,13 @@ static uint32_t spyre_fill(SpyreExec *e, uint64_t dst, uint64_t len,
                 st = SPYRE_CMD_STATUS_DMA_ERROR;
                 break;
             }
+            spyre_clock_fill(e, x.system, x.len);
             n += x.len;
         }
         spyre_dma_release(e, n, spyre_now_ns() - start);
         done += n;
     }
+    spyre_clock_dma_done(e);
     return st;
 }
 
@@ -266,6 +270,7 @@ static uint32_t spyre_cmd_fence(SpyreExec *e, const SpyreCmd *c)
     if (st == SPYRE_CMD_STATUS_SUCCESS) {
         qemu_mutex_lock(&s->lock);
         if (e->generation == s->generation) {
+            spyre_clock_fence_locked(e, c->args[0]);
             spyre_raise_locked(s, SPYRE_INT_QUEUE_FENCE(e->q->index));
         }
         qemu_mutex_unlock(&s->lock);
@@ -290,6 +295,7 @@ static uint32_t spyre_cmd_wait(SpyreExec *e, const SpyreCmd *c)
             return st;
         }
         if (le64_to_cpu(le) >= want) {
+            spyre_clock_waited(e, va);
             return SPYRE_CMD_STATUS_SUCCESS;
         }
         if (timeout && spyre_now_ns() >= deadline) {
@@ -368,6 +374,7 @@ static uint32_t spyre_cmd_call(SpyreExec *e, const SpyreCmd *c,
             spyre_cmd_decode(raw, &sub);
             st = spyre_cmd_execute(&inner, &sub, bounce);
         }
+        e->model_ns = inner.model_ns;
         if (st == SPYRE_CMD_STATUS_SUCCESS && spyre_exec_aborted(e)) {
             st = SPYRE_CMD_STATUS_ABORTED;
         }
@@ -421,7 +428,7 @@ static uint32_t spyre_cmd_execute(SpyreExec *e, const SpyreCmd *c,
     case SPYRE_OP_WAIT:
         return spyre_cmd_wait(e, c);
     case SPYRE_OP_TIMESTAMP:
-        return spyre_write_u64(e, c->args[0], spyre_device_time_ns(e->s));
+        return spyre_write_u64(e, c->args[0], spyre_clock_timestamp(e));
     case SPYRE_OP_CALL:
         return spyre_cmd_call(e, c, bounce);
     case SPYRE_OP_DMA_FILL:
@@ -457,6 +464,7 @@ static void spyre_queue_finish_locked(SpyreQueue *q, uint32_t status,
     SpyreState *s = q->s;
 
     q->running = false;
+    spyre_clock_end_locked(q, e);
     q->regs.head = (q->regs.head + 1) & (q->regs.size - 1);
     q->regs.completed++;
     q->regs.last_status = status;
@@ -542,12 +550,14 @@ static void *spyre_queue_worker(void *opaque)
         int64_t start;
 
         if (!spyre_queue_has_work_locked(q)) {
+            q->model_idle = true;
             qemu_cond_wait(&q->work, &s->lock);
             continue;
         }
         head = q->regs.head;
         entry = q->regs.base + (uint64_t)head * SPYRE_CMD_SIZE;
         spyre_exec_init(&e, q);
+        spyre_clock_begin_locked(q, &e);
         hang = spyre_injection_fires(&q->hang_countdown);
         dma_error = spyre_injection_fires(&q->dma_error_countdown);
         q->running = true;

@@ -356,10 +356,13 @@ static bool spyre_ctrl_peek(const SpyreState *s, hwaddr addr, uint64_t *val)
                                          : SPYRE_DEV_STATUS_READY;
         return true;
     case SPYRE_REG_TIME_LO:
-        *val = (uint32_t)spyre_device_time_ns(s);
+        *val = (uint32_t)spyre_clock_now_locked(s);
         return true;
     case SPYRE_REG_TIME_HI:
         *val = s->regs.time_hi_latch;
+        return true;
+    case SPYRE_REG_CLOCK:
+        *val = s->regs.clock;
         return true;
     case SPYRE_REG_APERTURE_BASE_LO:
         *val = (uint32_t)s->regs.aperture_base;
@@ -524,7 +527,7 @@ static bool spyre_reg_read_locked(SpyreState *s, hwaddr addr, uint64_t *val)
     switch (addr) {
     case SPYRE_REG_TIME_LO:
         /* One sample for both halves: HI then reads the time LO saw. */
-        t = spyre_device_time_ns(s);
+        t = spyre_clock_now_locked(s);
         s->regs.time_hi_latch = t >> 32;
         *val = (uint32_t)t;
         return true;
@@ -567,7 +570,11 @@ static void spyre_reset_locked(SpyreState *s)
     s->mmu_epoch++;
     s->irq_vectors = 0;
     qatomic_set(&s->time_base_ns, now);
-    s->regs = (SpyreRegs) { .int_mask = SPYRE_INT_ALL };
+    s->regs = (SpyreRegs) {
+        .int_mask = SPYRE_INT_ALL,
+        .clock = s->modelled_clock ? SPYRE_CLOCK_MODEL : 0,
+    };
+    spyre_clock_reset_locked(s);
     /* running_queues 0: commands the reset aborts no longer count. */
     s->telem = (SpyreTelemetry) {
         .busy_since_ns = now,
@@ -852,6 +859,14 @@ static void spyre_global_write(SpyreState *s, hwaddr addr, uint32_t val)
     case SPYRE_REG_APERTURE_BASE_HI:
         spyre_set_aperture(s, addr, val);
         break;
+    case SPYRE_REG_CLOCK:
+        if (val & ~SPYRE_CLOCK_MODEL) {
+            spyre_guest_error(s, SPYRE_ERR_BAD_VALUE, addr,
+                              "unknown CLOCK bits");
+        } else {
+            s->regs.clock = val;
+        }
+        break;
     case SPYRE_REG_MMU_INVALIDATE:
         if (val >= SPYRE_NUM_CONTEXTS) {
             spyre_guest_error(s, SPYRE_ERR_BAD_VALUE, addr,
@@ -1060,6 +1075,7 @@ static const Property spyre_properties[] = {
     DEFINE_PROP_UINT32("scratchpad-size", SpyreState, scratchpad_size,
                        SPYRE_SCRATCHPAD_BYTES),
     DEFINE_PROP_UINT32("engine-threads", SpyreState, engine_threads, 0),
+    DEFINE_PROP_BOOL("modelled-clock", SpyreState, modelled_clock, false),
 };
 
 static void spyre_class_init(ObjectClass *klass, void *data)

@@ -1191,6 +1191,83 @@ static void test_timestamp(void *obj, void *data, QGuestAllocator *alloc)
     expect_no_err(&c);
 }
 
+static Cmd timestamp(uint64_t addr)
+{
+    return (Cmd) { .opcode = SPYRE_OP_TIMESTAMP, .args = { addr } };
+}
+
+/*
+ * The modelled clock: timestamps count what the real card would take, to
+ * the nanosecond (docs/hardware.md "Clocks"): 1 MiB host to device over
+ * PCIe at 35 GB/s, device to device in LPDDR5 at 105 GB/s, a fill at
+ * 150 GB/s; a WAIT ends when the FENCE it waited for was written; host
+ * time between commands does not count.
+ */
+static void test_modelled_clock(void *obj, void *data, QGuestAllocator *alloc)
+{
+    const uint64_t mib = 1 << 20;
+    uint64_t flag;
+    Cmd cmds[4];
+    uint64_t t[8];
+    Card c;
+
+    card_setup(&c, obj, alloc);
+    g_assert_cmpuint(rd(&c, SPYRE_REG_CLOCK), ==, 0);
+    wr(&c, SPYRE_REG_CLOCK, 2);
+    expect_err(&c, SPYRE_ERR_BAD_VALUE, SPYRE_REG_CLOCK);
+    wr(&c, SPYRE_REG_CLOCK, SPYRE_CLOCK_MODEL);
+    g_assert_cmpuint(rd(&c, SPYRE_REG_CLOCK), ==, SPYRE_CLOCK_MODEL);
+
+    cmds[0] = timestamp(hva(&c, W_FLAGS));
+    cmds[1] = copy(hva(&c, W_SRC), VA_DEV, mib);
+    cmds[2] = timestamp(hva(&c, W_FLAGS + 8));
+    submit(&c, 0, cmds, 3);
+    g_assert_cmpuint(wait_queue(&c, 0), ==, SPYRE_QSTATE_IDLE);
+    /* Host time passes; the card's does not. */
+    g_usleep(20 * 1000);
+    cmds[0] = copy(VA_DEV, VA_DEV + 2 * mib, mib);
+    cmds[1] = timestamp(hva(&c, W_FLAGS + 16));
+    cmds[2] = (Cmd) { .opcode = SPYRE_OP_DMA_FILL, .args = { VA_DEV, mib, 0 } };
+    cmds[3] = timestamp(hva(&c, W_FLAGS + 24));
+    submit(&c, 0, cmds, 4);
+    g_assert_cmpuint(wait_queue(&c, 0), ==, SPYRE_QSTATE_IDLE);
+    for (int i = 0; i < 4; i++) {
+        t[i] = qtest_readq(c.qts, gpa(&c, W_FLAGS + 8 * i));
+    }
+    g_assert_cmpuint(t[1] - t[0], ==, (mib * 1000 + 34999) / 35000);
+    g_assert_cmpuint(t[2] - t[1], ==, (mib * 1000 + 104999) / 105000);
+    g_assert_cmpuint(t[3] - t[2], ==, (mib * 1000 + 149999) / 150000);
+    g_assert_cmpuint(dev_time(&c), ==, t[3]);
+
+    /*
+     * Queue 1 waits for a FENCE queue 2 writes after a 1 MiB copy: its
+     * timestamp after the WAIT is no earlier than the copy's end.
+     */
+    flag = W_FLAGS + 64;
+    qtest_writeq(c.qts, gpa(&c, flag), 0);
+    cmds[0] = (Cmd) { .opcode = SPYRE_OP_WAIT, .args = { hva(&c, flag), 1, 0 } };
+    cmds[1] = timestamp(hva(&c, W_FLAGS + 32));
+    submit(&c, 1, cmds, 2);
+    g_usleep(20 * 1000);
+    cmds[0] = copy(hva(&c, W_SRC), VA_DEV, mib);
+    cmds[1] = timestamp(hva(&c, W_FLAGS + 40));
+    cmds[2] = fence(hva(&c, flag), 1);
+    submit(&c, 2, cmds, 3);
+    g_assert_cmpuint(wait_queue(&c, 2), ==, SPYRE_QSTATE_IDLE);
+    g_assert_cmpuint(wait_queue(&c, 1), ==, SPYRE_QSTATE_IDLE);
+    t[4] = qtest_readq(c.qts, gpa(&c, W_FLAGS + 32));
+    t[5] = qtest_readq(c.qts, gpa(&c, W_FLAGS + 40));
+    /* Queue 2 was idle: it started after what the card had finished. */
+    g_assert_cmpuint(t[5], ==, t[3] + (mib * 1000 + 34999) / 35000);
+    g_assert_cmpuint(t[4], ==, t[5]);
+
+    /* Back to wall time: far beyond the modelled microseconds. */
+    wr(&c, SPYRE_REG_CLOCK, 0);
+    g_assert_cmpuint(dev_time(&c), >, 40 * 1000 * 1000);
+    wr(&c, SPYRE_REG_INT_STATUS, SPYRE_INT_ALL);
+    expect_no_err(&c);
+}
+
 /* CALL: a buffer of commands in context 1 (VA_HOST and VA_DEV swapped). */
 static void test_call(void *obj, void *data, QGuestAllocator *alloc)
 {
@@ -1900,6 +1977,7 @@ static void spyre_register_nodes(void)
     qos_add_test("cmd/launch/bad-program", "spyre", test_launch_bad_program,
                  NULL);
     qos_add_test("cmd/launch/deadlock", "spyre", test_launch_deadlock, NULL);
+    qos_add_test("clock/modelled", "spyre", test_modelled_clock, NULL);
     qos_add_test("cmd/launch/matmul", "spyre", test_launch_matmul, NULL);
     qos_add_test("cmd/launch/rewritten", "spyre", test_launch_rewritten, NULL);
     qos_add_test("cmd/fence", "spyre", test_fence, NULL);
