@@ -72,7 +72,8 @@ HOST_TESTS += $(B)/tests/host/test_ops $(B)/tests/host/test_ops_san
 HOST_TESTS += $(B)/tests/host/test_kernel_builder $(B)/tests/host/test_kernel_builder_san
 .SECONDARY: $(ENGINE_OBJS) $(ENGINE_SAN_OBJS)
 VM_TESTS := $(B)/tests/vm/test_query $(B)/tests/vm/test_submit $(B)/tests/vm/test_recovery \
-	$(B)/tests/vm/test_runtime $(B)/tests/vm/test_errors $(B)/tests/vm/runtime_bench \
+	$(B)/tests/vm/test_runtime $(B)/tests/vm/test_errors $(B)/tests/vm/test_clock \
+	$(B)/tests/vm/runtime_bench \
 	$(B)/tests/vm/test_badinput $(B)/tests/vm/fuzz_ioctl $(B)/tests/vm/test_ops \
 	$(B)/tests/vm/test_debugfs $(B)/tests/vm/test_stress $(B)/tests/vm/test_lifecycle \
 	$(B)/tests/vm/test_prime2 $(B)/tests/vm/bench_null_job \
@@ -291,6 +292,10 @@ $(B)/tests/vm/test_query: tests/vm/test_query.c $(TEST_HDRS) $(LIB)
 $(B)/tests/vm/test_runtime: tests/vm/test_runtime.c $(TEST_HDRS) include/spyre_program_builder.h $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) -Itests/lib -pthread $< -o $@ $(LINK_LIB)
+
+$(B)/tests/vm/test_clock: tests/vm/test_clock.c $(TEST_HDRS) include/spyre_program_builder.h $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) -Itests/lib $< -o $@ $(LINK_LIB)
 
 $(B)/tests/vm/test_errors: tests/vm/test_errors.c $(TEST_HDRS) include/spyre_program_builder.h \
 	tests/lib/broken_kernels.h include/spyre_engine_status.h $(LIB)

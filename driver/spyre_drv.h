@@ -71,6 +71,8 @@ struct spyre_drm_device {
 	/* Serialises card resets */
 	struct mutex reset_lock;
 	unsigned int reset_count;
+	/* SPYRE_CLOCK_* the card's timestamps count (sysfs timestamp_clock); a reset keeps it */
+	u32 clock;
 	/* Protects files */
 	struct mutex files_lock;
 	struct list_head files;		/* struct spyre_file, every open one */

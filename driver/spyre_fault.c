@@ -364,6 +364,8 @@ void spyre_fault_fini(struct spyre_drm_device *sdev)
 /* After a reset: contexts, rings and interrupts as they were. */
 static int spyre_device_restore(struct spyre_drm_device *sdev)
 {
+	if (spyre_hw_has_clock(sdev))
+		spyre_wr32(sdev, SPYRE_REG_CLOCK, READ_ONCE(sdev->clock));
 	spyre_mmu_slots_restore(sdev);
 	spyre_wr32(sdev, SPYRE_REG_INT_MASK, 0);
 	return spyre_queues_hw_init(sdev);

@@ -52,8 +52,18 @@ int spyre_hw_init(struct spyre_drm_device *sdev)
 		return -ENODEV;
 	}
 
+	/* The card's own choice (its modelled-clock property) until sysfs changes it. */
+	if (spyre_hw_has_clock(sdev))
+		sdev->clock = spyre_rd32(sdev, SPYRE_REG_CLOCK);
+
 	/* Start from a quiet card whatever a previous owner left running. */
 	return spyre_hw_reset(sdev);
+}
+
+/* Whether the card has the CLOCK register (interface 0.3). */
+bool spyre_hw_has_clock(const struct spyre_drm_device *sdev)
+{
+	return (sdev->info.hw_version & SPYRE_VERSION_MINOR_MASK) >= SPYRE_HW_MINOR_CLOCK;
 }
 
 /* Abort all card work and return every register to its reset value. */

@@ -61,6 +61,8 @@ void spyre_query_fill_device_info(const struct spyre_drm_device *sdev,
 	info->pci_bdf = PCI_DEVID(pdev->bus->number, pdev->devfn);
 	if (sdev->irq_selftest_passed)
 		info->flags |= DRM_SPYRE_DEVICE_IRQ_SELFTEST_PASSED;
+	if (READ_ONCE(sdev->clock) & SPYRE_CLOCK_MODEL)
+		info->flags |= DRM_SPYRE_DEVICE_MODELLED_CLOCK;
 }
 
 /* The uapi's codes are the card's (include/spyre_regs.h). */

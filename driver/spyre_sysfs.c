@@ -72,6 +72,42 @@ static ssize_t reset_count_show(struct device *dev, struct device_attribute *att
 }
 static DEVICE_ATTR_RO(reset_count);
 
+static const char *const spyre_clock_names[] = { "wall", "model" };
+
+/* What the card's timestamps count: "wall" (the emulator's time) or "model". */
+static ssize_t timestamp_clock_show(struct device *dev, struct device_attribute *attr,
+				    char *buf)
+{
+	struct spyre_drm_device *sdev = dev_to_sdev(dev);
+
+	if (!spyre_hw_has_clock(sdev))
+		return sysfs_emit(buf, "wall\n");
+	return sysfs_emit(buf, "%s\n",
+			  spyre_clock_names[READ_ONCE(sdev->clock) & SPYRE_CLOCK_MODEL]);
+}
+
+static ssize_t timestamp_clock_store(struct device *dev, struct device_attribute *attr,
+				     const char *buf, size_t count)
+{
+	struct spyre_drm_device *sdev = dev_to_sdev(dev);
+	int idx, mode = sysfs_match_string(spyre_clock_names, buf);
+
+	if (mode < 0)
+		return -EINVAL;
+	if (!spyre_hw_has_clock(sdev))
+		return -EOPNOTSUPP;
+	if (!drm_dev_enter(&sdev->drm, &idx))
+		return -ENODEV;
+	/* Under the reset lock: a recovery restores the mode it finds. */
+	mutex_lock(&sdev->reset_lock);
+	WRITE_ONCE(sdev->clock, mode ? SPYRE_CLOCK_MODEL : 0);
+	spyre_wr32(sdev, SPYRE_REG_CLOCK, sdev->clock);
+	mutex_unlock(&sdev->reset_lock);
+	drm_dev_exit(idx);
+	return count;
+}
+static DEVICE_ATTR_RW(timestamp_clock);
+
 static struct attribute *spyre_attrs[] = {
 	&dev_attr_busy_time_ns.attr,
 	&dev_attr_commands_completed.attr,
@@ -79,6 +115,7 @@ static struct attribute *spyre_attrs[] = {
 	&dev_attr_num_cores.attr,
 	&dev_attr_mem_bytes.attr,
 	&dev_attr_reset_count.attr,
+	&dev_attr_timestamp_clock.attr,
 	NULL,
 };
 

@@ -16,22 +16,31 @@
 #include "spyre_regs.h"
 #include "trace.h"
 
+static spyre_status device_info(spyre_device *dev, struct drm_spyre_device_info *info)
+{
+	struct drm_spyre_query q;
+	int ret;
+
+	memset(info, 0, sizeof(*info));
+	memset(&q, 0, sizeof(q));
+	q.param = DRM_SPYRE_QUERY_DEVICE_INFO;
+	q.size = sizeof(*info);
+	q.data = (uintptr_t)info;
+	ret = spyre_ioctl(dev->fd, DRM_IOCTL_SPYRE_QUERY, &q);
+	if (ret)
+		return spyre_set_error(spyre_status_from_errno(-ret), "%s: device info query: %s",
+				       dev->props.devnode, strerror(-ret));
+	return SPYRE_SUCCESS;
+}
+
 static spyre_status query_device_info(spyre_device *dev)
 {
 	struct drm_spyre_device_info info;
-	struct drm_spyre_query q;
 	spyre_device_properties *p = &dev->props;
-	int ret;
+	spyre_status st = device_info(dev, &info);
 
-	memset(&info, 0, sizeof(info));
-	memset(&q, 0, sizeof(q));
-	q.param = DRM_SPYRE_QUERY_DEVICE_INFO;
-	q.size = sizeof(info);
-	q.data = (uintptr_t)&info;
-	ret = spyre_ioctl(dev->fd, DRM_IOCTL_SPYRE_QUERY, &q);
-	if (ret)
-		return spyre_set_error(spyre_status_from_errno(-ret),
-				       "%s: device info query: %s", p->devnode, strerror(-ret));
+	if (st != SPYRE_SUCCESS)
+		return st;
 
 	p->vendor_id = info.vendor_id;
 	p->device_id = info.device_id;
@@ -176,6 +185,25 @@ SPYRE_EXPORT spyre_status spyre_device_get_properties(spyre_device *device,
 	if (!props)
 		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "props is NULL");
 	*props = device->props;
+	spyre_clear_error();
+	return SPYRE_SUCCESS;
+}
+
+SPYRE_EXPORT spyre_status spyre_device_get_clock(spyre_device *device, spyre_clock *clock)
+{
+	struct drm_spyre_device_info info;
+	spyre_status st = spyre_device_check(device);
+
+	if (st != SPYRE_SUCCESS)
+		return st;
+	if (!clock)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "clock is NULL");
+	/* Asked each time: an administrator may switch it (sysfs timestamp_clock). */
+	st = device_info(device, &info);
+	if (st != SPYRE_SUCCESS)
+		return st;
+	*clock = (info.flags & DRM_SPYRE_DEVICE_MODELLED_CLOCK) ? SPYRE_CLOCK_MODELLED :
+								  SPYRE_CLOCK_WALL;
 	spyre_clear_error();
 	return SPYRE_SUCCESS;
 }

@@ -11,6 +11,11 @@
  * "SPYRE-BENCH-JSON [...]" line with the graph/eager speedups
  * (runtime.graph_vs_eager_decode, runtime.graph_vs_eager_prefill).
  *
+ * Device times are on the card's clock (spyre_device_get_clock): with the
+ * modelled clock (sysfs timestamp_clock = model) they are what the real
+ * card would take, and the program also prints the real card's predicted
+ * tokens/s and the time of each layer.
+ *
  * Per layer: rmsnorm; per head q, k, v = x Wq_h, x Wk_h, x Wv_h (k and v
  * written straight into the cache rows of the new positions), K^T by
  * transpose, scores = q K^T (Wq pre-scaled by 1/sqrt(64)), + causal mask
@@ -99,6 +104,9 @@ struct layer {
 
 static struct layer layers[MAX_LAYERS];
 static unsigned nlayers;
+/* When set, forward() records layer_ev[l] before layer l and one after the last. */
+static int mark_layers;
+static spyre_event *layer_ev[MAX_LAYERS + 1];
 static uint32_t max_len;
 /* Scratch buffers, sized for the prompt (the largest T). */
 static spyre_buffer *b_xn, *b_q, *b_kt, *b_sc, *b_p, *b_h, *b_o, *b_t, *b_m, *b_mask;
@@ -124,6 +132,8 @@ static void forward(spyre_tensor *in, spyre_tensor *out, uint32_t pos, uint32_t 
 		struct layer *ly = &layers[l];
 		spyre_tensor *x = l ? out : in;
 
+		if (mark_layers)
+			CHECK(spyre_event_record(layer_ev[l], st));
 		CHECK(spyre_op_rmsnorm(st, x, &ly->g1, 1e-5f, &xn));
 		for (int hd = 0; hd < HEADS; hd++) {
 			spyre_tensor knew = view(ly->kc[hd], (uint64_t)pos * 128, T, HD);
@@ -148,6 +158,8 @@ static void forward(spyre_tensor *in, spyre_tensor *out, uint32_t pos, uint32_t 
 		CHECK(spyre_op_rmsnorm(st, out, &ly->g2, 1e-5f, &xn));
 		CHECK(spyre_op_mlp(st, &xn, &ly->w1, SPYRE_ACT_SILU, &ly->w2, &m));
 		CHECK(spyre_op_binary(st, SPYRE_OP_ADD, out, &m, out));
+		if (mark_layers && l == nlayers - 1)
+			CHECK(spyre_event_record(layer_ev[nlayers], st));
 	}
 }
 
@@ -263,6 +275,21 @@ static struct timing median_timing(const struct timing *t)
 	return (struct timing){ median(w), median(d) };
 }
 
+/* Device ms of each layer in one eager run of fn (events between layers). */
+static void layer_times(void (*fn)(void *, int), double *ms)
+{
+	for (unsigned l = 0; l <= nlayers; l++)
+		CHECK(spyre_event_create(dev, &layer_ev[l]));
+	mark_layers = 1;
+	fn(NULL, 0);
+	mark_layers = 0;
+	CHECK(spyre_stream_synchronize(st));
+	for (unsigned l = 0; l < nlayers; l++)
+		CHECK(spyre_event_elapsed_ms(layer_ev[l], layer_ev[l + 1], &ms[l]));
+	for (unsigned l = 0; l <= nlayers; l++)
+		spyre_event_destroy(layer_ev[l]);
+}
+
 /* The decode input: the prefill's last row. */
 static void reset_decode_input(void)
 {
@@ -273,6 +300,8 @@ int main(int argc, char **argv)
 {
 	int json = argc > 1 && !strcmp(argv[1], "--json"), a = json ? 2 : 1;
 	struct timing pe, pg, de, dg, t[4][ROUNDS];
+	double layer_prefill[MAX_LAYERS], layer_decode[MAX_LAYERS];
+	spyre_clock clock;
 	double ratio[2][ROUNDS], prefill_x, decode_x;
 	uint32_t nodes_prefill = 0, nodes_step = 0;
 	void *out_eager, *out_graph;
@@ -370,6 +399,10 @@ int main(int argc, char **argv)
 		ratio[1][r] = t[2][r].wall_s / t[3][r].wall_s;
 	}
 	same = !memcmp(out_eager, out_graph, 512);
+	layer_times(prefill_eager, layer_prefill);
+	reset_decode_input();
+	layer_times(step_eager, layer_decode);
+	CHECK(spyre_device_get_clock(dev, &clock));
 	pe = median_timing(t[0]);
 	pg = median_timing(t[1]);
 	de = median_timing(t[2]);
@@ -381,6 +414,9 @@ int main(int argc, char **argv)
 	       nlayers, D, HEADS, FF, prompt, steps);
 	printf("graph nodes: prefill %u, decode step %u; medians of %d rounds\n", nodes_prefill,
 	       nodes_step, ROUNDS);
+	printf("card clock: %s\n", clock == SPYRE_CLOCK_MODELLED ?
+	       "modelled (device ms is what the real card would take)" :
+	       "wall (device ms is the emulator's; timestamp_clock=model for the real card's)");
 	printf("%-8s %-6s %12s %12s %14s\n", "phase", "mode", "tokens/s", "wall ms", "device ms");
 	printf("%-8s %-6s %12.1f %12.2f %14.3f\n", "prefill", "eager", prompt / pe.wall_s,
 	       pe.wall_s * 1e3, pe.device_ms);
@@ -398,6 +434,14 @@ int main(int argc, char **argv)
 		printf(" %.2f", ratio[0][r]);
 	printf("\ngraph vs eager (wall, median): decode %.2fx, prefill %.2fx; final state %s\n",
 	       decode_x, prefill_x, same ? "bit-identical" : "DIFFERS");
+	if (clock == SPYRE_CLOCK_MODELLED)
+		printf("real card (modelled, graph): prefill %.1f tokens/s, decode %.1f tokens/s; "
+		       "emulator (wall, graph): prefill %.1f tokens/s, decode %.1f tokens/s\n",
+		       prompt / (pg.device_ms * 1e-3), steps / (dg.device_ms * 1e-3),
+		       prompt / pg.wall_s, steps / dg.wall_s);
+	printf("%-8s %16s %16s\n", "layer", "prefill ms", "decode step ms");
+	for (unsigned l = 0; l < nlayers; l++)
+		printf("%-8u %16.4f %16.4f\n", l, layer_prefill[l], layer_decode[l]);
 	if (json)
 		printf("SPYRE-BENCH-JSON [{\"name\": \"runtime.graph_vs_eager_decode\", \"value\": %.4f, "
 		       "\"unit\": \"x\"}, {\"name\": \"runtime.graph_vs_eager_prefill\", \"value\": %.4f, "

@@ -97,6 +97,8 @@ check "reload cycle 3" reload_cycle
 "$T/test_runtime"
 # Broken kernels: the card says what broke, all the way to the user.
 "$T/test_errors"
+# The card's clocks: wall by default, the real card's time when modelled.
+"$T/test_clock"
 # The op library: every op against CPU references, misuse, graphs, threads.
 "$T/test_ops"
 # Eight processes at once, every result checked.

@@ -64,6 +64,7 @@ struct drm_spyre_query {
 
 /* drm_spyre_device_info.flags */
 #define DRM_SPYRE_DEVICE_IRQ_SELFTEST_PASSED	0x1ULL
+#define DRM_SPYRE_DEVICE_MODELLED_CLOCK		0x2ULL	/* timestamps count modelled card time */
 
 /**
  * struct drm_spyre_device_info - DRM_SPYRE_QUERY_DEVICE_INFO

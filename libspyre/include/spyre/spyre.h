@@ -105,6 +105,20 @@ spyre_status spyre_device_open_pci(const char *pci_address, spyre_device **devic
 spyre_status spyre_device_get_properties(spyre_device *device,
 					 spyre_device_properties *props);
 
+/*
+ * What the card's clock counts (since 0.4): every card time the library
+ * reports (events' elapsed time, a launch profile's start_ns and end_ns,
+ * trace timestamps) is on it.  docs/runtime.md "Which time is which".
+ */
+typedef enum spyre_clock {
+	SPYRE_CLOCK_WALL = 0,		/* the emulator's own time (the default) */
+	SPYRE_CLOCK_MODELLED = 1	/* what the real card would take (the timing model) */
+} spyre_clock;
+
+/* The clock the card runs now; an administrator may switch it at any time
+ * (/sys/bus/pci/devices/<pci>/spyre/timestamp_clock). */
+spyre_status spyre_device_get_clock(spyre_device *device, spyre_clock *clock);
+
 /* Close a device; NULL is accepted and does nothing.  Waits for its
  * streams' work, then frees every object still alive on it (buffers,
  * streams, events, kernels, graphs); their handles become invalid. */
