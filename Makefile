@@ -28,15 +28,19 @@ NO_SETUP_GOALS := clean uninstall
 ifneq ($(filter-out $(NO_SETUP_GOALS),$(or $(MAKECMDGOALS),all)),)
 include $(B)/config.mk
 endif
+# SPYRE_NO_SETUP=1 (package builds): the build dependencies are there already.
 $(B)/config.mk: scripts/setup.sh
-	scripts/setup.sh --packages
+	$(if $(SPYRE_NO_SETUP),,scripts/setup.sh --packages)
 	@mkdir -p $(@D)
 	@cflags=$$(pkg-config --cflags libdrm libudev) && libs=$$(pkg-config --libs libdrm libudev) && \
 		printf 'PKG_CFLAGS := %s\nPKG_LIBS := %s\n' "$$cflags" "$$libs" > $@.tmp
 	@mv $@.tmp $@
 
 WARN := -Wall -Wextra -Werror
-CFLAGS_COMMON := -std=c11 -D_DEFAULT_SOURCE -O2 -g $(WARN) -Iinclude -Ilibspyre/include $(PKG_CFLAGS)
+# CPPFLAGS, CFLAGS and LDFLAGS from the environment come last (a package
+# build passes Debian's hardening flags this way).
+CFLAGS_COMMON := -std=c11 -D_DEFAULT_SOURCE -O2 -g $(WARN) -Iinclude -Ilibspyre/include $(PKG_CFLAGS) \
+	$(CPPFLAGS) $(CFLAGS)
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 LIB_SRCS := $(wildcard libspyre/*.c libspyre/ops/*.c)
@@ -114,7 +118,7 @@ $(B)/obj-san/%.o: %.c $(LIB_HDRS)
 $(LIB): $(LIB_OBJS) libspyre/libspyre.map
 	@mkdir -p $(@D)
 	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=libspyre/libspyre.map \
-		-Wl,--no-undefined -o $@ $(LIB_OBJS) $(PKG_LIBS)
+		-Wl,--no-undefined $(LDFLAGS) -o $@ $(LIB_OBJS) $(PKG_LIBS)
 	ln -sf libspyre.so.$(VERSION) $(B)/lib/$(SONAME)
 	ln -sf $(SONAME) $(B)/lib/libspyre.so
 
@@ -146,27 +150,58 @@ $(B)/lib/pkgconfig/spyre.pc: libspyre/spyre.pc.in libspyre/include/spyre/spyre.h
 	$(call PC_SUBST,$(abspath $(B))/lib,$(abspath $(B))/include) $< > $@
 
 # make install [PREFIX=/usr/local] [DESTDIR=]: the library with its
-# symlinks, the public headers, spyre.pc with the installed paths, spyre-smi.
-.PHONY: install uninstall
-install: $(LIB) $(B)/bin/spyre-smi
-	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/spyre $(DESTDIR)$(BINDIR)
-	install -m 755 $(LIB) $(DESTDIR)$(LIBDIR)/
+# symlinks, the public headers, spyre.pc with the installed paths, the tools
+# (spyre-smi ...), the sample programs under lib/spyre/examples, and the
+# udev rule that gives Spyre accel nodes to group render (docs/packages.md).
+.PHONY: install uninstall install-dkms-source deb
+UDEVDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/udev,/etc/udev)
+EXAMPLEDIR ?= $(PREFIX)/lib/spyre/examples
+INSTALL_TOOLS := $(filter $(B)/bin/spyre-%,$(TOOLS))
+INSTALL_EXAMPLES := $(B)/bin/device_info $(B)/bin/vector_add $(B)/bin/bias_gelu $(OPS_EXAMPLES)
+install: $(LIB) $(B)/lib/pkgconfig/spyre.pc tools
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/spyre $(DESTDIR)$(BINDIR) \
+		$(DESTDIR)$(EXAMPLEDIR) $(DESTDIR)$(UDEVDIR)/rules.d
+	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/
 	ln -sfn libspyre.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sfn $(SONAME) $(DESTDIR)$(LIBDIR)/libspyre.so
 	install -m 644 $(PUBLIC_HDRS) $(DESTDIR)$(INCLUDEDIR)/spyre/
 	$(call PC_SUBST,$(LIBDIR),$(INCLUDEDIR)) libspyre/spyre.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/spyre.pc
-	install -m 755 $(B)/bin/spyre-smi $(DESTDIR)$(BINDIR)/
-	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; fi
+	install -m 755 $(INSTALL_TOOLS) $(DESTDIR)$(BINDIR)/
+	install -m 755 $(INSTALL_EXAMPLES) $(DESTDIR)$(EXAMPLEDIR)/
+	install -m 644 packaging/70-spyre.rules $(DESTDIR)$(UDEVDIR)/rules.d/
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; \
+		udevadm control --reload 2>/dev/null || true; fi
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libspyre.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME) \
 		$(DESTDIR)$(LIBDIR)/libspyre.so $(DESTDIR)$(LIBDIR)/pkgconfig/spyre.pc \
 		$(addprefix $(DESTDIR)$(INCLUDEDIR)/spyre/,$(notdir $(PUBLIC_HDRS))) \
-		$(DESTDIR)$(BINDIR)/spyre-smi
-	-rmdir $(DESTDIR)$(INCLUDEDIR)/spyre 2>/dev/null
+		$(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(INSTALL_TOOLS))) \
+		$(addprefix $(DESTDIR)$(EXAMPLEDIR)/,$(notdir $(INSTALL_EXAMPLES))) \
+		$(DESTDIR)$(UDEVDIR)/rules.d/70-spyre.rules
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/spyre $(DESTDIR)$(EXAMPLEDIR) 2>/dev/null
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; fi
 
-LINK_LIB = -L$(B)/lib -lspyre -Wl,-rpath,'$$ORIGIN/../lib'
+# The driver's sources as DKMS builds them: DKMS_SRC/{Kbuild,driver,include}.
+DKMS_SRC ?= /usr/src/spyre-$(VERSION)
+install-dkms-source:
+	install -d $(DESTDIR)$(DKMS_SRC)/driver/tests $(DESTDIR)$(DKMS_SRC)/include/uapi/drm
+	install -m 644 Kbuild $(DESTDIR)$(DKMS_SRC)/
+	install -m 644 driver/Kbuild driver/*.c driver/*.h $(DESTDIR)$(DKMS_SRC)/driver/
+	install -m 644 driver/tests/*.c $(DESTDIR)$(DKMS_SRC)/driver/tests/
+	install -m 644 include/spyre_regs.h include/spyre_cmd.h $(DESTDIR)$(DKMS_SRC)/include/
+	install -m 644 include/uapi/drm/spyre_accel.h $(DESTDIR)$(DKMS_SRC)/include/uapi/drm/
+
+# Debian packages (docs/packages.md) into $(B)/deb: the sources staged with
+# packaging/debian and a changelog carrying $(VERSION), built by
+# dpkg-buildpackage, checked by lintian.
+deb:
+	scripts/build-deb.sh $(VERSION)
+
+# Programs in $(B)/bin find the library in $(B)/lib; a package build sets
+# RPATH empty (the library is then where the system looks).
+RPATH ?= -Wl,-rpath,'$$ORIGIN/../lib'
+LINK_LIB = -L$(B)/lib -lspyre $(RPATH) $(LDFLAGS)
 
 $(B)/bin/spyre-smi: libspyre/tools/spyre-smi.c $(LIB)
 	@mkdir -p $(@D)

@@ -3,10 +3,11 @@
 # dependencies, apt sources, and the downloaded inputs (QEMU source, Linux
 # 6.12 image/headers, firmware) unpacked into the cache.  A second run does no
 # network access.
-# usage: setup.sh [--packages | --fuzz]
+# usage: setup.sh [--packages | --fuzz | --deb]
 #   --packages  only the Debian packages the host build needs (compilers,
 #               libdrm, libudev, ...): what `make lib` and `make install` need
 #   --fuzz      only clang and its libFuzzer runtime, for `make fuzz-engine`
+#   --deb       only Debian's packaging tools, for `make deb`
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -30,8 +31,24 @@ case "${1:-}" in
 	fi
 	exit 0
 	;;
+--deb)
+	# debhelper with DKMS support, and lintian to check the result.
+	DEB_PKGS="debhelper dh-dkms dkms dpkg-dev lintian libdrm-dev libudev-dev pkg-config"
+	missing=
+	for p in $DEB_PKGS; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+			missing="$missing $p"
+	done
+	if [ -n "$missing" ]; then
+		export DEBIAN_FRONTEND=noninteractive
+		$SUDO apt-get update -q
+		# shellcheck disable=SC2086
+		$SUDO apt-get install -y -q --no-install-recommends $missing
+	fi
+	exit 0
+	;;
 "") ;;
-*) echo "usage: $0 [--packages | --fuzz]" >&2; exit 2 ;;
+*) echo "usage: $0 [--packages | --fuzz | --deb]" >&2; exit 2 ;;
 esac
 
 APT_PKGS="build-essential pkg-config git python3 python3-venv meson ninja-build
