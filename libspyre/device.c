@@ -2,9 +2,11 @@
 /* Opening cards and asking them what they are. */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <xf86drm.h>
@@ -77,6 +79,25 @@ static spyre_status check_driver(spyre_device *dev)
 
 static atomic_uint next_trace_pid = 1;
 
+/*
+ * The node refused this user: say which group may open it (the udev rule
+ * gives Spyre nodes to group render, docs/packages.md) and how to join it.
+ */
+static spyre_status permission_error(const char *devnode, int err)
+{
+	struct stat sb;
+	struct group *gr;
+
+	if (stat(devnode, &sb) || !(gr = getgrgid(sb.st_gid)))
+		return spyre_set_error(SPYRE_ERROR_PERMISSION, "open %s: %s", devnode,
+				       strerror(err));
+	return spyre_set_error(SPYRE_ERROR_PERMISSION,
+			       "open %s: %s: the node belongs to group '%s' (mode %04o); add "
+			       "the user to it ('adduser <user> %s') and log in again",
+			       devnode, strerror(err), gr->gr_name, (unsigned)(sb.st_mode & 07777),
+			       gr->gr_name);
+}
+
 static spyre_status open_entry(const struct spyre_device_entry *e, spyre_device **out)
 {
 	spyre_device *dev;
@@ -92,8 +113,12 @@ static spyre_status open_entry(const struct spyre_device_entry *e, spyre_device 
 
 	dev->fd = open(e->devnode, O_RDWR | O_CLOEXEC);
 	if (dev->fd < 0) {
-		st = spyre_set_error(spyre_status_from_errno(errno), "open %s: %s",
-				     e->devnode, strerror(errno));
+		int err = errno;
+
+		st = err == EACCES || err == EPERM ?
+			     permission_error(e->devnode, err) :
+			     spyre_set_error(spyre_status_from_errno(err), "open %s: %s",
+					     e->devnode, strerror(err));
 		free(dev);
 		return st;
 	}

@@ -73,9 +73,19 @@ fdinfo_keys() {
 	echo "$info" | grep -q "^drm-engine-queue0:" &&
 	echo "$info" | grep -q "^drm-total-memory:"
 }
+# A user outside the node's group is refused, and told which group to join.
+outsider_is_told_the_group() {
+	grep -q '^outsider:' /etc/passwd ||
+		echo "outsider:x:2000:2000::/tmp:/bin/sh" >> /etc/passwd
+	chgrp render /dev/accel/accel0 && chmod 0660 /dev/accel/accel0 || return 1
+	out=$(su -s /bin/sh outsider -c device_info 2>&1) && { echo "opened: $out"; return 1; }
+	echo "$out"
+	echo "$out" | grep -q "permission denied on the device" &&
+	echo "$out" | grep -q "belongs to group 'render' (mode 0660); add the user to it"
+}
 
 echo "TAP version 13"
-echo "1..12"
+echo "1..13"
 check "card is a processing accelerator" class_is_accelerator
 check "modprobe spyre loads with its Debian deps" modprobe spyre
 check "drm dependency came from the module tree" drm_loaded
@@ -85,6 +95,7 @@ check "spyre-smi lists the card" smi_lists_card
 check "spyre-smi --json" smi_json
 check "sysfs facts and hwmon temperature and power" observability
 check "fdinfo has the DRM usage keys" fdinfo_keys
+check "a user outside group render is told to join it" outsider_is_told_the_group
 check "reload cycle 1" reload_cycle
 check "reload cycle 2" reload_cycle
 check "reload cycle 3" reload_cycle
