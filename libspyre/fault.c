@@ -240,7 +240,8 @@ static void engine_where(const spyre_fault_info *info, char *out, size_t size)
 }
 
 /* What the engine said, as a sentence about kernel @name. */
-static void engine_text(const char *name, const spyre_fault_info *info, char *out, size_t size)
+static void engine_text(const char *name, const spyre_fault_info *info, uint32_t job_status,
+			char *out, size_t size)
 {
 	char where[64];
 
@@ -256,8 +257,8 @@ static void engine_text(const char *name, const spyre_fault_info *info, char *ou
 	}
 	engine_where(info, where, sizeof(where));
 	if (info->engine_status == SPYRE_ENGINE_E_MEMORY)
-		snprintf(out, size, "kernel '%s' could not reach device memory: %s%s", name, where,
-			 info->engine_detail);
+		snprintf(out, size, "kernel '%s' could not reach device memory (%s): %s%s", name,
+			 job_status_text(job_status), where, info->engine_detail);
 	else
 		snprintf(out, size, "kernel '%s' was refused by the card's engine (%s): %s%s", name,
 			 info->engine_status_name, where, info->engine_detail);
@@ -310,7 +311,7 @@ void spyre_fault_explain(spyre_device *dev, const struct spyre_fault_site *site,
 	if (job_status == DRM_SPYRE_JOB_STATUS_MMU_FAULT)
 		explain_mmu_fault(dev, site, n, info, hint, sizeof(hint));
 	if (info->engine_status)
-		engine_text(name, info, what, sizeof(what));
+		engine_text(name, info, job_status, what, sizeof(what));
 	else if (n->kind == NODE_COPY || n->kind == NODE_FILL)
 		snprintf(what, sizeof(what), "%s of %llu bytes failed on the card: %s", name,
 			 (unsigned long long)n->bytes, job_status_text(job_status));

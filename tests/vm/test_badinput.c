@@ -310,7 +310,7 @@ TEST(query_bad_input)
 		q.reserved = resv[i];
 		CASE(-EINVAL, xioctl(fd, DRM_IOCTL_SPYRE_QUERY, &q), "QUERY reserved 0x%x", resv[i]);
 	}
-	const uint32_t params[] = { 2, 3, 0xff, 0x80000000u, ~0u };
+	const uint32_t params[] = { 3, 4, 0xff, 0x80000000u, ~0u };	/* 0-2 are queries */
 	for (unsigned i = 0; i < 5; i++) {
 		Q_RESET();
 		q.param = params[i];

@@ -230,7 +230,8 @@ TEST(a_kernel_reading_past_its_buffer_is_named_with_its_stream)
 	EXPECT_EQ(spyre_stream_synchronize(t.s), SPYRE_ERROR_DEVICE_FAULT);
 	snprintf(detail, sizeof(detail), "%s", spyre_last_error_detail());
 	printf("  # past the buffer: %s\n", detail);
-	EXPECT_TRUE(strstr(detail, "could not reach device memory: core 0 stream 0: ") != NULL);
+	EXPECT_TRUE(strstr(detail, "could not reach device memory (MMU fault): core 0 stream 0: ") !=
+		    NULL);
 	EXPECT_TRUE(strstr(detail, "nothing mapped there") != NULL);
 	ASSERT_EQ(spyre_stream_get_fault(t.s, &fi), SPYRE_SUCCESS);
 	EXPECT_EQ(fi.job_status, 2u);
