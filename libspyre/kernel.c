@@ -11,6 +11,16 @@
 #include "spyre_program.h"
 #include "stream.h"
 
+/*
+ * A kernel's names, newest first.  A launch's node points at the name the
+ * kernel had when it was queued, so a renamed kernel keeps its old names
+ * until the last queued or captured launch drops its reference.
+ */
+struct kernel_name {
+	struct kernel_name *next;
+	char s[];
+};
+
 struct spyre_kernel {
 	struct spyre_obj obj;
 	atomic_int refs;		/* the handle's, and each queued or captured launch's */
@@ -25,7 +35,8 @@ struct spyre_kernel {
 	pthread_mutex_t prof_lock;
 	int have_profile;
 	spyre_launch_profile last;
-	char name[32];
+	_Atomic(const char *) name;	/* names->s; launches snapshot the pointer */
+	struct kernel_name *names;	/* every name it had (under args_lock) */
 };
 
 static void kernel_get(void *ctx)
@@ -40,6 +51,12 @@ static void kernel_put(void *ctx)
 	struct spyre_kernel *k = ctx;
 
 	if (atomic_fetch_sub(&k->refs, 1) == 1) {
+		while (k->names) {
+			struct kernel_name *n = k->names;
+
+			k->names = n->next;
+			free(n);
+		}
 		pthread_mutex_destroy(&k->prof_lock);
 		pthread_mutex_destroy(&k->args_lock);
 		free(k);
@@ -67,6 +84,44 @@ static const struct spyre_owner_ops kernel_owner_ops = {
 static void kernel_destroy_obj(struct spyre_obj *obj)
 {
 	spyre_kernel_destroy((spyre_kernel *)obj);
+}
+
+spyre_status spyre_kernel_name_check(const char *name)
+{
+	size_t len;
+
+	if (!name)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "the kernel name is NULL");
+	len = strlen(name);
+	if (!len)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "the kernel name is empty");
+	if (len > SPYRE_KERNEL_NAME_MAX)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+				       "the kernel name is %zu bytes; at most %d (SPYRE_KERNEL_NAME_MAX)",
+				       len, SPYRE_KERNEL_NAME_MAX);
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)name[i] < 0x20 || name[i] == 0x7f)
+			return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+					       "the kernel name has a control character (0x%02x) at byte %zu",
+					       (unsigned char)name[i], i);
+	return SPYRE_SUCCESS;
+}
+
+/* Give @k the name @name (checked); the old ones stay for queued launches. */
+static spyre_status kernel_rename(struct spyre_kernel *k, const char *name)
+{
+	size_t len = strlen(name);
+	struct kernel_name *n = malloc(sizeof(*n) + len + 1);
+
+	if (!n)
+		return spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY, "no memory for a kernel name");
+	memcpy(n->s, name, len + 1);
+	pthread_mutex_lock(&k->args_lock);
+	n->next = k->names;
+	k->names = n;
+	atomic_store(&k->name, n->s);
+	pthread_mutex_unlock(&k->args_lock);
+	return SPYRE_SUCCESS;
 }
 
 static spyre_status check_image(const void *image, size_t bytes, uint32_t *nargs)
@@ -109,6 +164,7 @@ SPYRE_EXPORT spyre_status spyre_kernel_load(spyre_device *dev, const void *image
 					    spyre_kernel **kernel)
 {
 	spyre_buffer *buf = NULL;
+	char default_name[32];
 	spyre_kernel *k;
 	spyre_status st;
 	uint32_t nargs = 0;
@@ -145,9 +201,34 @@ SPYRE_EXPORT spyre_status spyre_kernel_load(spyre_device *dev, const void *image
 	pthread_mutex_init(&k->args_lock, NULL);
 	k->obj.gem = &k->image;
 	spyre_device_link(dev, &k->obj, SPYRE_KIND_KERNEL, kernel_destroy_obj);
-	snprintf(k->name, sizeof(k->name), "kernel %llu", (unsigned long long)k->obj.id);
+	snprintf(default_name, sizeof(default_name), "kernel %llu",
+		 (unsigned long long)k->obj.id);
+	st = kernel_rename(k, default_name);
+	if (st != SPYRE_SUCCESS) {
+		spyre_kernel_destroy(k);
+		return spyre_set_error(st, "no memory for a kernel name");
+	}
 	*kernel = k;
 	return spyre_done(SPYRE_SUCCESS);
+}
+
+SPYRE_EXPORT spyre_status spyre_kernel_set_name(spyre_kernel *kernel, const char *name)
+{
+	/* The name first, like the image before the device in spyre_kernel_load. */
+	spyre_status st = spyre_kernel_name_check(name);
+
+	if (st == SPYRE_SUCCESS)
+		st = spyre_handle_check(kernel, SPYRE_KIND_KERNEL, "kernel");
+	if (st == SPYRE_SUCCESS)
+		st = kernel_rename(kernel, name);
+	return st == SPYRE_SUCCESS ? spyre_done(st) : st;
+}
+
+SPYRE_EXPORT const char *spyre_kernel_get_name(const spyre_kernel *kernel)
+{
+	if (!spyre_handle_live(kernel, SPYRE_KIND_KERNEL, 0))
+		return NULL;
+	return atomic_load(&((spyre_kernel *)kernel)->name);
 }
 
 SPYRE_EXPORT spyre_status spyre_kernel_destroy(spyre_kernel *kernel)
@@ -234,19 +315,20 @@ static spyre_status make_node_locked(struct spyre_kernel *k, struct spyre_node *
 	for (uint32_t i = 0; i < k->nargs; i++) {
 		if (!(k->set_mask & (1ULL << i)))
 			return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
-					       "%s: argument %u is not set", k->name, i);
+					       "%s: argument %u is not set",
+					       atomic_load(&k->name), i);
 		if (k->arg_buf[i] &&
 		    !spyre_handle_live(k->arg_buf[i], SPYRE_KIND_BUFFER, k->arg_buf_id[i]))
 			return spyre_set_error(SPYRE_ERROR_INVALID_HANDLE,
-					       "%s: the buffer of argument %u was freed", k->name,
-					       i);
+					       "%s: the buffer of argument %u was freed",
+					       atomic_load(&k->name), i);
 	}
 	memset(node, 0, sizeof(*node));
 	node->kind = NODE_LAUNCH;
 	node->a0 = k->image.va;
 	node->nargs = k->nargs;
 	memcpy(node->args, k->args, sizeof(k->args[0]) * k->nargs);
-	node->name = k->name;
+	node->name = atomic_load(&k->name);
 	uses->n = 0;
 	uses->objs[uses->n++] = &k->obj;
 	st = spyre_bo_list_add(&sub->bos, k->image.handle, "job");

@@ -13,4 +13,8 @@
 spyre_status spyre_kernel_launch_for(spyre_stream *s, spyre_kernel *kernel,
 				     const struct spyre_owner *caller);
 
+/* SUCCESS if @name may name a kernel (spyre_kernel_set_name's rules);
+ * otherwise INVALID_ARGUMENT with a detail saying why. */
+spyre_status spyre_kernel_name_check(const char *name);
+
 #endif /* SPYRE_KERNEL_H */

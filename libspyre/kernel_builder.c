@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "kernel.h"
 #include "spyre/spyre_kernel_builder.h"
 #include "spyre_program_builder.h"
 #include "spyre_regs.h"
@@ -23,6 +24,7 @@
 struct spyre_kernel_builder {
 	uint32_t magic;
 	struct pb_program prog;
+	char name[SPYRE_KERNEL_NAME_MAX + 1];	/* "" = the loader's default */
 };
 
 #define FAIL(...) return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, __VA_ARGS__)
@@ -603,5 +605,26 @@ SPYRE_EXPORT spyre_status spyre_kernel_builder_load(spyre_kernel_builder *builde
 		return st;
 	st = spyre_kernel_load(dev, img, len, kernel);
 	free(img);
+	if (!st && builder->name[0]) {
+		st = spyre_kernel_set_name(*kernel, builder->name);
+		if (st) {
+			spyre_kernel_destroy(*kernel);
+			*kernel = NULL;
+			return spyre_set_error(st, "naming the kernel failed");
+		}
+	}
 	return st;
+}
+
+SPYRE_EXPORT spyre_status spyre_kernel_builder_set_name(spyre_kernel_builder *builder,
+							const char *name)
+{
+	spyre_status st = check_builder(builder);
+
+	if (!st)
+		st = spyre_kernel_name_check(name);
+	if (st)
+		return st;
+	snprintf(builder->name, sizeof(builder->name), "%s", name);
+	return spyre_done(SPYRE_SUCCESS);
 }

@@ -127,7 +127,7 @@ static void retire_launch(spyre_stream *s, const struct spyre_completion *c,
 	owner_launch_retired(&n->caller, index, &p);
 	owner_launch_retired(&c->owner, index, &p);
 	if (spyre_trace_enabled())
-		spyre_trace_launch_cores(s->obj.dev->trace_pid, n->name, p.start_ns, &p);
+		spyre_trace_launch(s->obj.dev->trace_pid, s->trace_tid, n->name, &p);
 }
 
 /* Host side of a retired job. */
@@ -151,10 +151,9 @@ static void complete(spyre_stream *s, struct spyre_completion *c)
 		}
 		if (n->kind == NODE_LAUNCH)
 			retire_launch(s, c, n, data, launches++);
-		if (n->kind != NODE_MARK && spyre_trace_enabled())
-			spyre_trace_slice(s->obj.dev->trace_pid, s->trace_tid, n->name,
-					  n->kind == NODE_LAUNCH ? "launch" : "copy", t0, t1,
-					  n->bytes);
+		if ((n->kind == NODE_COPY || n->kind == NODE_FILL) && spyre_trace_enabled())
+			spyre_trace_slice(s->obj.dev->trace_pid, s->trace_tid, n->name, "copy",
+					  t0, t1, n->bytes);
 		data += (size_t)spyre_node_data_slots(n) * SPYRE_CMD_SIZE;
 	}
 	if (owner->ops && owner->ops->retire_end)

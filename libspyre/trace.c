@@ -3,8 +3,12 @@
  * Profiles and SPYRE_TRACE: a Chrome/Perfetto trace (JSON trace event
  * format, "X" complete events in microseconds of device time) of every copy
  * and launch: one process per device open, one track per stream, and one
- * track per core showing each launch's busy cycles.  The whole file is
- * rewritten at device close, at spyre_trace_flush() and at exit.
+ * track per core showing each launch's busy cycles.  A launch's slice is
+ * named after its kernel and carries its LAUNCH statistics as args; a
+ * copy's is named after its direction and carries its bytes.  spyre-prof
+ * (libspyre/tools/spyre-prof.c) reads exactly these fields; docs/runtime.md
+ * "Traces" is the format's reference.  The whole file is rewritten at device
+ * close, at spyre_trace_flush() and at exit.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -129,7 +133,7 @@ void spyre_trace_name_track(uint32_t pid, uint32_t tid, const char *name)
 static void slice_locked(uint32_t pid, uint32_t tid, const char *name, const char *cat,
 			 uint64_t start_ns, uint64_t dur_ns, const char *args)
 {
-	char buf[512], esc[128];
+	char buf[1024], esc[256];
 
 	json_escape(esc, sizeof(esc), name);
 	snprintf(buf, sizeof(buf),
@@ -145,6 +149,7 @@ void spyre_trace_slice(uint32_t pid, uint32_t tid, const char *name, const char 
 {
 	char args[64];
 
+	/* A copy's name is its direction: htod, dtoh, dtod or fill. */
 	snprintf(args, sizeof(args), "\"bytes\":%" PRIu64, bytes);
 	pthread_mutex_lock(&trace_lock);
 	slice_locked(pid, tid, name ? name : "op", cat, start_ns,
@@ -152,10 +157,9 @@ void spyre_trace_slice(uint32_t pid, uint32_t tid, const char *name, const char 
 	pthread_mutex_unlock(&trace_lock);
 }
 
-void spyre_trace_launch_cores(uint32_t pid, const char *name, uint64_t start_ns,
-			      const spyre_launch_profile *p)
+/* Name the device's core tracks the first time one of its launches is traced. */
+static void name_core_tracks(uint32_t pid)
 {
-	char args[128];
 	int named = 0;
 
 	pthread_mutex_lock(&trace_lock);
@@ -168,15 +172,37 @@ void spyre_trace_launch_cores(uint32_t pid, const char *name, uint64_t start_ns,
 		}
 	}
 	pthread_mutex_unlock(&trace_lock);
-	if (!named) {
-		for (int c = 0; c < SPYRE_MAX_CORES; c++) {
-			char n[32];
+	if (named)
+		return;
+	for (int c = 0; c < SPYRE_MAX_CORES; c++) {
+		char n[32];
 
-			snprintf(n, sizeof(n), "core %d", c);
-			spyre_trace_name_track(pid, CORE_TID_BASE + (uint32_t)c, n);
-		}
+		snprintf(n, sizeof(n), "core %d", c);
+		spyre_trace_name_track(pid, CORE_TID_BASE + (uint32_t)c, n);
 	}
+}
+
+void spyre_trace_launch(uint32_t pid, uint32_t tid, const char *name,
+			const spyre_launch_profile *p)
+{
+	char args[512];
+	int cores = 0;
+
+	if (!name)
+		name = "launch";
+	for (int c = 0; c < SPYRE_MAX_CORES; c++)
+		cores += p->core_busy_cycles[c] != 0;
+	name_core_tracks(pid);
+	snprintf(args, sizeof(args),
+		 "\"device_ns\":%" PRIu64 ",\"device_cycles\":%" PRIu64
+		 ",\"dram_bytes_read\":%" PRIu64 ",\"dram_bytes_written\":%" PRIu64
+		 ",\"ring_bytes\":%" PRIu64 ",\"ring_byte_hops\":%" PRIu64
+		 ",\"op_firings\":%" PRIu64 ",\"macs\":%" PRIu64 ",\"cores\":%d",
+		 p->device_ns, p->device_cycles, p->dram_bytes_read, p->dram_bytes_written,
+		 p->ring_bytes, p->ring_byte_hops, p->op_firings, p->macs, cores);
 	pthread_mutex_lock(&trace_lock);
+	slice_locked(pid, tid, name, "launch", p->start_ns,
+		     p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 0, args);
 	for (int c = 0; c < SPYRE_MAX_CORES; c++) {
 		uint64_t dur;
 
@@ -186,9 +212,10 @@ void spyre_trace_launch_cores(uint32_t pid, const char *name, uint64_t start_ns,
 		dur = p->device_cycles ?
 		      (uint64_t)((double)p->core_busy_cycles[c] * (double)p->device_ns /
 				 (double)p->device_cycles) : 0;
-		snprintf(args, sizeof(args), "\"busy_cycles\":%" PRIu64, p->core_busy_cycles[c]);
-		slice_locked(pid, CORE_TID_BASE + (uint32_t)c, name ? name : "launch", "core",
-			     start_ns, dur, args);
+		snprintf(args, sizeof(args), "\"busy_cycles\":%" PRIu64 ",\"stream\":%" PRIu32,
+			 p->core_busy_cycles[c], tid);
+		slice_locked(pid, CORE_TID_BASE + (uint32_t)c, name, "core", p->start_ns, dur,
+			     args);
 	}
 	pthread_mutex_unlock(&trace_lock);
 }

@@ -33,6 +33,11 @@ int ops_eltwise_binary(spyre_eltwise op)
 	return (unsigned)op < NUM_ELTWISE && eltwise_ops[op].binary;
 }
 
+const char *ops_eltwise_name(spyre_eltwise op)
+{
+	return (unsigned)op < NUM_ELTWISE ? eltwise_ops[op].name : "op?";
+}
+
 /* y is one row of x's last dimension (broadcast), or x's shape. */
 static int is_row_of(const spyre_layout *y, const spyre_layout *x)
 {

@@ -28,8 +28,6 @@
 #include "../kernel.h"
 #include "ops_internal.h"
 
-enum op_kind { K_MATMUL, K_ELTWISE, K_SOFTMAX, K_NORM, K_MLP, K_TRANSPOSE, K_PERMUTE };
-
 /* Everything the generated program depends on; compared with memcmp. */
 struct op_key {
 	spyre_device *dev;
@@ -209,18 +207,18 @@ static spyre_status generate(const struct op_key *k, struct ops_plan *plan)
 	const spyre_layout *l = k->l;
 #define OPT(i) ((k->present >> (i)) & 1 ? &l[i] : NULL)
 	switch (k->kind) {
-	case K_MATMUL:
+	case OPS_K_MATMUL:
 		return ops_gen_matmul(&l[0], &l[1], (spyre_act)k->act, &l[2], plan);
-	case K_ELTWISE:
+	case OPS_K_ELTWISE:
 		return ops_gen_eltwise((spyre_eltwise)k->sub, &l[0], OPT(1), k->imm, &l[2], plan);
-	case K_NORM:
+	case OPS_K_NORM:
 		return ops_gen_norm(k->sub, &l[0], OPT(1), OPT(2), k->imm, &l[3], plan);
-	case K_SOFTMAX:
+	case OPS_K_SOFTMAX:
 		return ops_gen_softmax(&l[0], &l[1], plan);
-	case K_MLP:
+	case OPS_K_MLP:
 		return ops_gen_mlp(&l[0], &l[1], (spyre_act)k->act, &l[2], &l[3],
 				   (enum ops_mlp_mode)k->sub, plan);
-	case K_PERMUTE: {
+	case OPS_K_PERMUTE: {
 		/* sub: perm[i] in bits 2i .. 2i+1 */
 		uint32_t perm[SPYRE_TENSOR_MAX_DIMS];
 
@@ -232,6 +230,27 @@ static spyre_status generate(const struct op_key *k, struct ops_plan *plan)
 		return ops_gen_transpose(&l[0], &l[1], plan);
 	}
 #undef OPT
+}
+
+/* Launch @i of @plan's kernel is named after the op (ops/name.c). */
+static spyre_status name_kernel(const struct op_key *k, const struct ops_plan *plan, unsigned i,
+				spyre_kernel *kernel)
+{
+	struct ops_name_args a = {
+		.kind = (enum ops_kind)k->kind, .sub = k->sub, .act = k->act,
+		.mlp_unfused = k->kind == OPS_K_MLP && plan->temp_bytes, .present = k->present,
+	};
+	char name[SPYRE_KERNEL_NAME_MAX + 1];
+	spyre_status st;
+
+	memcpy(a.l, k->l, sizeof(a.l));
+	ops_kernel_name(&a, i, plan->num_launches, name, sizeof(name));
+	st = spyre_kernel_set_name(kernel, name);
+	if (st) {
+		spyre_kernel_destroy(kernel);
+		return spyre_set_error(st, "naming the op's kernel \"%s\"", name);
+	}
+	return SPYRE_SUCCESS;
 }
 
 /* Generate the plan and load its kernels: a new entry (not yet listed). */
@@ -257,6 +276,8 @@ static spyre_status entry_create(const struct op_key *k, struct op_entry **out)
 	for (unsigned i = 0; !st && i < plan.num_launches; i++) {
 		st = spyre_kernel_load(k->dev, plan.launches[i].image, plan.launches[i].bytes,
 				       &e->kernels[i]);
+		if (!st)
+			st = name_kernel(k, &plan, i, e->kernels[i]);
 		if (!st) {
 			e->launches[i] = plan.launches[i];
 			e->launches[i].image = NULL;
@@ -469,7 +490,7 @@ static const char *const n_mlp[] = { "x", "w1", "w2", "y" };
 SPYRE_EXPORT spyre_status spyre_op_matmul(spyre_stream *s, const spyre_tensor *a,
 					  const spyre_tensor *b, spyre_act act, spyre_tensor *c)
 {
-	RUN("spyre_op_matmul", K_MATMUL, 0, (int)act, 0, n_ab_c, a, b, c);
+	RUN("spyre_op_matmul", OPS_K_MATMUL, 0, (int)act, 0, n_ab_c, a, b, c);
 }
 
 SPYRE_EXPORT spyre_status spyre_op_binary(spyre_stream *s, spyre_eltwise op,
@@ -479,7 +500,7 @@ SPYRE_EXPORT spyre_status spyre_op_binary(spyre_stream *s, spyre_eltwise op,
 	if (!ops_eltwise_binary(op))
 		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
 				       "spyre_op_binary: op %d is not a binary op", (int)op);
-	RUN("spyre_op_binary", K_ELTWISE, (int)op, 0, 0, n_x_y_out, x, y, out);
+	RUN("spyre_op_binary", OPS_K_ELTWISE, (int)op, 0, 0, n_x_y_out, x, y, out);
 }
 
 SPYRE_EXPORT spyre_status spyre_op_unary(spyre_stream *s, spyre_eltwise op,
@@ -488,27 +509,27 @@ SPYRE_EXPORT spyre_status spyre_op_unary(spyre_stream *s, spyre_eltwise op,
 	if ((unsigned)op > SPYRE_OP_COPY || ops_eltwise_binary(op))
 		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
 				       "spyre_op_unary: op %d is not a unary op", (int)op);
-	RUN("spyre_op_unary", K_ELTWISE, (int)op, 0, op == SPYRE_OP_SCALE ? scale : 0,
+	RUN("spyre_op_unary", OPS_K_ELTWISE, (int)op, 0, op == SPYRE_OP_SCALE ? scale : 0,
 	    n_x_opt_out, x, NULL, out);
 }
 
 SPYRE_EXPORT spyre_status spyre_op_softmax(spyre_stream *s, const spyre_tensor *x,
 					   spyre_tensor *y)
 {
-	RUN("spyre_op_softmax", K_SOFTMAX, 0, 0, 0, n_x_y, x, y);
+	RUN("spyre_op_softmax", OPS_K_SOFTMAX, 0, 0, 0, n_x_y, x, y);
 }
 
 SPYRE_EXPORT spyre_status spyre_op_layernorm(spyre_stream *s, const spyre_tensor *x,
 					     const spyre_tensor *gamma, const spyre_tensor *beta,
 					     float eps, spyre_tensor *y)
 {
-	RUN("spyre_op_layernorm", K_NORM, 0, 0, eps, n_norm, x, gamma, beta, y);
+	RUN("spyre_op_layernorm", OPS_K_NORM, 0, 0, eps, n_norm, x, gamma, beta, y);
 }
 
 SPYRE_EXPORT spyre_status spyre_op_rmsnorm(spyre_stream *s, const spyre_tensor *x,
 					   const spyre_tensor *gamma, float eps, spyre_tensor *y)
 {
-	RUN("spyre_op_rmsnorm", K_NORM, 1, 0, eps, n_norm, x, gamma, NULL, y);
+	RUN("spyre_op_rmsnorm", OPS_K_NORM, 1, 0, eps, n_norm, x, gamma, NULL, y);
 }
 
 /* SPYRE_OPS_MLP=fused|unfused forces a form (read once); default auto. */
@@ -531,7 +552,7 @@ SPYRE_EXPORT spyre_status spyre_op_mlp(spyre_stream *s, const spyre_tensor *x,
 				       const spyre_tensor *w1, spyre_act act,
 				       const spyre_tensor *w2, spyre_tensor *y)
 {
-	RUN("spyre_op_mlp", K_MLP, (int)mlp_mode(), (int)act, 0, n_mlp, x, w1, w2, y);
+	RUN("spyre_op_mlp", OPS_K_MLP, (int)mlp_mode(), (int)act, 0, n_mlp, x, w1, w2, y);
 }
 
 SPYRE_EXPORT spyre_status spyre_op_permute(spyre_stream *s, const spyre_tensor *x,
@@ -548,11 +569,11 @@ SPYRE_EXPORT spyre_status spyre_op_permute(spyre_stream *s, const spyre_tensor *
 					       "spyre_op_permute: perm[%u] = %u", i, perm[i]);
 		sub |= (int)perm[i] << (2 * i);
 	}
-	RUN("spyre_op_permute", K_PERMUTE, sub, 0, 0, n_x_y, x, y);
+	RUN("spyre_op_permute", OPS_K_PERMUTE, sub, 0, 0, n_x_y, x, y);
 }
 
 SPYRE_EXPORT spyre_status spyre_op_transpose(spyre_stream *s, const spyre_tensor *x,
 					     spyre_tensor *y)
 {
-	RUN("spyre_op_transpose", K_TRANSPOSE, 0, 0, 0, n_x_y, x, y);
+	RUN("spyre_op_transpose", OPS_K_TRANSPOSE, 0, 0, 0, n_x_y, x, y);
 }

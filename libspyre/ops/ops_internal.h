@@ -83,6 +83,33 @@ const char *ops_dtype_name(spyre_dtype dt);
 
 /* 1 for ops that take two inputs (add, sub, mul, max). */
 int ops_eltwise_binary(spyre_eltwise op);
+/* "add", "gelu" ...; "op?" for an unknown op. */
+const char *ops_eltwise_name(spyre_eltwise op);
+
+/* The op calls (launch.c's cache key, name.c's names). */
+enum ops_kind {
+	OPS_K_MATMUL, OPS_K_ELTWISE, OPS_K_SOFTMAX, OPS_K_NORM, OPS_K_MLP, OPS_K_TRANSPOSE,
+	OPS_K_PERMUTE
+};
+
+/* An op call as its kernels' names describe it. */
+struct ops_name_args {
+	enum ops_kind kind;
+	int sub;			/* eltwise: the op; norm: 1 = rms; permute: perm[i] in
+					 * bits 2i..2i+1 */
+	int act;			/* matmul, mlp: spyre_act */
+	int mlp_unfused;		/* mlp: the plan is the unfused form */
+	uint32_t present;		/* bit i: l[i] given */
+	spyre_layout l[OPS_MAX_OPERANDS];	/* the operands in their call's slots */
+};
+
+/*
+ * The name of launch @launch of @launches of an op (ops/name.c), at most
+ * @size - 1 bytes: "matmul 64x256x64 fp16", "softmax 64x256 fp16",
+ * "mlp 64x256x1024x256 fp16 gelu unfused (1/2)"; docs/ops.md lists them.
+ */
+void ops_kernel_name(const struct ops_name_args *a, unsigned launch, unsigned launches,
+		     char *buf, size_t size);
 
 /* Which variant of an op a generator builds. */
 enum ops_mlp_mode { OPS_MLP_AUTO, OPS_MLP_FUSED, OPS_MLP_UNFUSED };

@@ -28,7 +28,7 @@ extern "C" {
 
 /* Version of this header; spyre_version() gives the library's. */
 #define SPYRE_VERSION_MAJOR 0
-#define SPYRE_VERSION_MINOR 4
+#define SPYRE_VERSION_MINOR 5
 #define SPYRE_VERSION_PATCH 0
 
 typedef enum spyre_status {
@@ -386,6 +386,22 @@ spyre_status spyre_kernel_load(spyre_device *dev, const void *image, size_t byte
 spyre_status spyre_kernel_destroy(spyre_kernel *kernel);
 /* Entries in the program's argument block (0 for an invalid handle). */
 uint32_t spyre_kernel_num_args(const spyre_kernel *kernel);
+
+/*
+ * Kernel names (since 0.5).  Every launch carries its kernel's name at the
+ * time it was queued: SPYRE_TRACE's slices, spyre-prof's summary and the
+ * error details of a failed launch use it.  A loaded kernel is named
+ * "kernel <n>"; the op library names its kernels after the op, shape and
+ * dtype ("matmul 64x256x64 fp16").  A name is 1 to SPYRE_KERNEL_NAME_MAX
+ * bytes (UTF-8 is fine) without control characters; anything else is
+ * INVALID_ARGUMENT, checked before the handle.  Renaming does not change
+ * launches already queued or captured.
+ */
+#define SPYRE_KERNEL_NAME_MAX 63
+spyre_status spyre_kernel_set_name(spyre_kernel *kernel, const char *name);
+/* The kernel's name (valid until the kernel is destroyed), NULL for an
+ * invalid handle. */
+const char *spyre_kernel_get_name(const spyre_kernel *kernel);
 
 /*
  * Argument @index (a u64 device address in the program's argument block) =

@@ -145,9 +145,15 @@ spyre_status spyre_kernel_builder_add_op(spyre_kernel_builder *builder, uint32_t
 spyre_status spyre_kernel_builder_build(spyre_kernel_builder *builder, void **image,
 					size_t *bytes);
 
-/* Build, check against @dev's scratchpad size, and spyre_kernel_load(). */
+/* Build, check against @dev's scratchpad size, and spyre_kernel_load(); the
+ * kernel gets the builder's name, if it was given one. */
 spyre_status spyre_kernel_builder_load(spyre_kernel_builder *builder, spyre_device *dev,
 				       spyre_kernel **kernel);
+
+/* The name spyre_kernel_builder_load() gives its kernels (since 0.5;
+ * spyre_kernel_set_name()'s rules, SPYRE_KERNEL_NAME_MAX).  Traces and
+ * error details then say "kernel 'my_gelu' ..." rather than "kernel 17". */
+spyre_status spyre_kernel_builder_set_name(spyre_kernel_builder *builder, const char *name);
 
 #ifdef __cplusplus
 }
