@@ -74,13 +74,15 @@ OPS_GEN_SRCS := $(filter-out libspyre/ops/launch.c,$(wildcard libspyre/ops/*.c))
 HOST_TESTS += $(B)/tests/host/test_ops $(B)/tests/host/test_ops_san
 # The kernel-authoring API against the card's own loader and engine (rules below).
 HOST_TESTS += $(B)/tests/host/test_kernel_builder $(B)/tests/host/test_kernel_builder_san
+# spyre-smi's fdinfo reading, on a fixture /proc (rule below).
+HOST_TESTS += $(B)/tests/host/test_smi_fdinfo
 .SECONDARY: $(ENGINE_OBJS) $(ENGINE_SAN_OBJS)
 VM_TESTS := $(B)/tests/vm/test_query $(B)/tests/vm/test_submit $(B)/tests/vm/test_recovery \
 	$(B)/tests/vm/test_runtime $(B)/tests/vm/test_errors $(B)/tests/vm/test_clock \
 	$(B)/tests/vm/runtime_bench \
 	$(B)/tests/vm/test_badinput $(B)/tests/vm/fuzz_ioctl $(B)/tests/vm/test_ops \
 	$(B)/tests/vm/test_debugfs $(B)/tests/vm/test_stress $(B)/tests/vm/test_lifecycle \
-	$(B)/tests/vm/test_prime2 $(B)/tests/vm/bench_null_job \
+	$(B)/tests/vm/test_prime2 $(B)/tests/vm/bench_null_job $(B)/tests/vm/smi_helper \
 	$(B)/tests/vm/run-vm-tests.sh \
 	$(B)/tests/vm/dmesg-check.sh
 TEST_HDRS := tests/lib/tap.h
@@ -203,9 +205,11 @@ deb:
 RPATH ?= -Wl,-rpath,'$$ORIGIN/../lib'
 LINK_LIB = -L$(B)/lib -lspyre $(RPATH) $(LDFLAGS)
 
-$(B)/bin/spyre-smi: libspyre/tools/spyre-smi.c $(LIB)
+# spyre-smi: one file per concern under libspyre/tools/smi/.
+SMI_SRCS := $(wildcard libspyre/tools/smi/*.c)
+$(B)/bin/spyre-smi: $(SMI_SRCS) libspyre/tools/smi/smi.h $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) $< -o $@ $(LINK_LIB)
+	$(CC) $(CFLAGS_COMMON) $(SMI_SRCS) -o $@ $(LINK_LIB) -lm
 
 $(OPS_EXAMPLES): $(B)/bin/%: libspyre/examples/%.c libspyre/include/spyre/spyre_ops.h $(LIB)
 	@mkdir -p $(@D)
@@ -319,6 +323,17 @@ fuzz-engine: $(B)/fuzz/fuzz_engine_loader
 	@mkdir -p $(B)/fuzz/found
 	$< -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 $(B)/fuzz/found tests/fuzz/corpus
 	$< -merge=1 tests/fuzz/corpus $(B)/fuzz/found
+
+# spyre-smi's fdinfo reading (libspyre/tools/smi/fdinfo.c) on a fixture /proc, with ASan and UBSan.
+$(B)/tests/host/test_smi_fdinfo: tests/host/test_smi_fdinfo.c libspyre/tools/smi/fdinfo.c \
+		libspyre/tools/smi/smi.h $(TEST_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $(SAN) -Ilibspyre/tools/smi -Itests/lib $< libspyre/tools/smi/fdinfo.c -o $@
+
+# The vm suite's spyre-smi helper: a busy process, a JSON checker.
+$(B)/tests/vm/smi_helper: tests/vm/smi_helper.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $< -o $@ $(LINK_LIB)
 
 $(B)/tests/vm/test_query: tests/vm/test_query.c $(TEST_HDRS) $(LIB)
 	@mkdir -p $(@D)

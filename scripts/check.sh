@@ -40,6 +40,7 @@ suite_host() {
 	run_test "$B/tests/host/test_ops_san"
 	run_test "$B/tests/host/test_kernel_builder"
 	run_test "$B/tests/host/test_kernel_builder_san"
+	run_test "$B/tests/host/test_smi_fdinfo"
 }
 
 # qtest: QEMU's qtest framework against the card (libqos "spyre" node in

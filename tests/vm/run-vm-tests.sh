@@ -27,6 +27,74 @@ probe_logged_card() {
 }
 smi_lists_card() { spyre-smi && spyre-smi | grep -q "irq self-test passed"; }
 smi_json() { spyre-smi --json && spyre-smi --json | grep -q '"num_cores": 32'; }
+# spyre-smi as a user reads it (docs/runtime.md "spyre-smi"), with two
+# processes keeping the card busy: each listed with its memory and an
+# engine time that grows; dmon's lines; JSON that parses; exit codes.
+smi_proc_field() {	# JSON, pid, key: that process's value of key
+	echo "$1" | sed -n "s/.*{\"pid\": $2, .*\"$3\": \([0-9]*\).*/\1/p"
+}
+smi_busy_start() {	# MiB: a process copying on the card for 120 s at most
+	"$T/smi_helper" busy 120 "$1" > "/tmp/busy.$1" &
+	i=0
+	until grep -q ready "/tmp/busy.$1"; do
+		i=$((i + 1)); [ $i -le 150 ] || return 1
+		sleep 0.2
+	done
+}
+smi_shows_busy_processes() {
+	smi_busy_start 48; r1=$?; b1=$!
+	smi_busy_start 80; r2=$?; b2=$!
+	[ $r1 = 0 ] && [ $r2 = 0 ] ||
+		{ echo "busy helpers did not start"; cat /tmp/busy.*; kill $b1 $b2; return 1; }
+	first=$(spyre-smi --json) && sleep 1 && second=$(spyre-smi --json) && text=$(spyre-smi)
+	kill $b1 $b2; wait $b1 $b2
+	echo "$text"; echo "$second"
+	for pm in "$b1 48" "$b2 80"; do
+		set -- $pm
+		mem=$(smi_proc_field "$second" $1 memory_bytes)
+		e1=$(smi_proc_field "$first" $1 engine_time_ns)
+		e2=$(smi_proc_field "$second" $1 engine_time_ns)
+		echo "pid $1 ($2 MiB): memory $mem, engine time $e1 ns, then $e2 ns"
+		# Its buffer, plus the stream's ring and staging buffers (under 16 MiB).
+		[ -n "$mem" ] && [ "$mem" -ge $(($2 << 20)) ] && [ "$mem" -lt $((($2 + 16) << 20)) ] &&
+		[ -n "$e1" ] && [ -n "$e2" ] && [ "$e1" -gt 0 ] && [ "$e2" -gt "$e1" ] || return 1
+		echo "$text" | grep -Eq "^ +0 +$1 +smi_helper +1 +[0-9.]+ MiB " ||
+			{ echo "pid $1 is not in the text view"; return 1; }
+	done
+}
+smi_dmon_counts_lines() {
+	cards=$(spyre-smi --json | grep -c '"pci_address"')
+	out=$(spyre-smi dmon -c 3 -d 1) || return 1
+	echo "$out"
+	[ "$(echo "$out" | grep -vc '^#')" = $((3 * cards)) ] &&
+	[ "$(echo "$out" | grep -c '^#')" = 2 ] || return 1
+	csv=$(spyre-smi dmon -c 2 -d 0.5 --csv) || return 1
+	echo "$csv"
+	[ "$(echo "$csv" | wc -l)" = $((1 + 2 * cards)) ] &&
+	echo "$csv" | head -1 | grep -q '^time,index,pci_address,' || return 1
+	json=$(spyre-smi dmon -c 2 -d 0.5 --json) || return 1
+	echo "$json"
+	[ "$(echo "$json" | wc -l)" = $((2 * cards)) ] && echo "$json" | "$T/smi_helper" json --lines
+}
+smi_json_parses() {
+	spyre-smi --json | "$T/smi_helper" json &&
+	spyre-smi -q --json | "$T/smi_helper" json &&
+	spyre-smi -q --json | grep -Eq '"timestamp_clock": "(wall|model)"' &&
+	spyre-smi -q --json | grep -q '"mmu_faults": [0-9]' &&
+	spyre-smi -q | grep -Eq "^    Timestamp clock +: (wall|model)$"
+}
+smi_exit_codes() {
+	spyre-smi --frobnicate 2>&1 | grep -q '"--frobnicate"' || return 1
+	spyre-smi --frobnicate; [ $? = 2 ] || return 1
+	spyre-smi dmon -c 0; [ $? = 2 ] || return 1
+	spyre-smi -i 9; [ $? = 3 ] || return 1
+	su -s /bin/sh outsider -c spyre-smi; [ $? = 4 ] || return 1
+	rmmod spyre || return 1
+	out=$(spyre-smi 2>&1); rc=$?
+	modprobe spyre || return 1
+	echo "$out"
+	[ $rc = 3 ] && echo "$out" | grep -q "driver is not loaded"
+}
 drm_loaded() { lsmod | grep -q "^drm "; }
 log_clean() { dmesg | "$T/dmesg-check.sh"; }
 kmemleak_clean() {
@@ -85,7 +153,7 @@ outsider_is_told_the_group() {
 }
 
 echo "TAP version 13"
-echo "1..13"
+echo "1..17"
 check "card is a processing accelerator" class_is_accelerator
 check "modprobe spyre loads with its Debian deps" modprobe spyre
 check "drm dependency came from the module tree" drm_loaded
@@ -96,6 +164,11 @@ check "spyre-smi --json" smi_json
 check "sysfs facts and hwmon temperature and power" observability
 check "fdinfo has the DRM usage keys" fdinfo_keys
 check "a user outside group render is told to join it" outsider_is_told_the_group
+check "spyre-smi lists two busy processes, their memory and growing engine time" \
+	smi_shows_busy_processes
+check "spyre-smi dmon prints the lines asked for (text, csv, json)" smi_dmon_counts_lines
+check "spyre-smi --json and -q --json parse" smi_json_parses
+check "spyre-smi exit codes: usage 2, no card 3, permission 4" smi_exit_codes
 check "reload cycle 1" reload_cycle
 check "reload cycle 2" reload_cycle
 check "reload cycle 3" reload_cycle
