@@ -50,7 +50,7 @@ LIB_HDRS := $(wildcard libspyre/*.h libspyre/ops/*.h libspyre/include/spyre/*.h)
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 LIB_SAN_OBJS := $(LIB_SRCS:%.c=$(B)/obj-san/%.o)
 LIB := $(B)/lib/libspyre.so.$(VERSION)
-TOOLS := $(B)/bin/spyre-smi $(B)/bin/device_info $(B)/bin/vector_add $(B)/bin/bias_gelu
+TOOLS := $(B)/bin/spyre-smi $(B)/bin/spyre-prof $(B)/bin/device_info $(B)/bin/vector_add $(B)/bin/bias_gelu
 HOST_TESTS := $(B)/tests/host/test_libspyre $(B)/tests/host/test_libspyre_san
 
 # The dataflow engine (qemu-device/engine/): plain C11, no QEMU headers, so
@@ -210,6 +210,11 @@ SMI_SRCS := $(wildcard libspyre/tools/smi/*.c)
 $(B)/bin/spyre-smi: $(SMI_SRCS) libspyre/tools/smi/smi.h $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(SMI_SRCS) -o $@ $(LINK_LIB) -lm
+
+# spyre-prof reads trace files only: plain C, no libspyre.
+$(B)/bin/spyre-prof: libspyre/tools/spyre-prof.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $< -o $@ $(LDFLAGS)
 
 $(OPS_EXAMPLES): $(B)/bin/%: libspyre/examples/%.c libspyre/include/spyre/spyre_ops.h $(LIB)
 	@mkdir -p $(@D)
