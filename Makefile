@@ -74,6 +74,8 @@ OPS_GEN_SRCS := $(filter-out libspyre/ops/launch.c,$(wildcard libspyre/ops/*.c))
 HOST_TESTS += $(B)/tests/host/test_ops $(B)/tests/host/test_ops_san
 # The kernel-authoring API against the card's own loader and engine (rules below).
 HOST_TESTS += $(B)/tests/host/test_kernel_builder $(B)/tests/host/test_kernel_builder_san
+# Kernel names and SPYRE_TRACE's JSON, read back by spyre-prof (rule below).
+HOST_TESTS += $(B)/tests/host/test_trace_san
 # spyre-smi's fdinfo reading, on a fixture /proc (rule below).
 HOST_TESTS += $(B)/tests/host/test_smi_fdinfo
 .SECONDARY: $(ENGINE_OBJS) $(ENGINE_SAN_OBJS)
@@ -244,6 +246,12 @@ $(B)/tests/host/test_libspyre_san: tests/host/test_libspyre.c $(TEST_HDRS) $(LIB
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(SAN) -DSPYRE_TEST_INTERNALS -Ilibspyre -Itests/lib -pthread $< \
 		$(LIB_SAN_OBJS) -o $@ $(PKG_LIBS)
+
+# Kernel names and traces against the library's objects, read back by spyre-prof.
+$(B)/tests/host/test_trace_san: tests/host/test_trace.c $(TEST_HDRS) $(LIB_SAN_OBJS) $(B)/bin/spyre-prof
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $(SAN) -Ilibspyre -Ilibspyre/ops -Itests/lib -pthread $< $(LIB_SAN_OBJS) \
+		-o $@ $(PKG_LIBS)
 
 $(B)/obj/qemu-device/engine/%.o: qemu-device/engine/%.c $(ENGINE_HDRS)
 	@mkdir -p $(@D)

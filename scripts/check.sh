@@ -40,6 +40,8 @@ suite_host() {
 	run_test "$B/tests/host/test_ops_san"
 	run_test "$B/tests/host/test_kernel_builder"
 	run_test "$B/tests/host/test_kernel_builder_san"
+	run_test "$B/tests/host/test_trace_san"
+	run_test "$SPYRE_TOP/tests/host/spyre-prof.sh" "$B"
 	run_test "$B/tests/host/test_smi_fdinfo"
 }
 

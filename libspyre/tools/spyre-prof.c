@@ -633,6 +633,7 @@ static void print_text(const char *path, struct summary *s)
 {
 	uint64_t sum;
 	size_t n = sorted(s, &sum);
+	int copies = 0;
 
 	printf("%s: %llu launch%s of %zu kernel%s, %llu device open%s, %llu stream%s\n", path,
 	       (unsigned long long)s->launches, s->launches == 1 ? "" : "es", n,
@@ -657,14 +658,17 @@ static void print_text(const char *path, struct summary *s)
 	for (int d = 0; d < NUM_DIRS; d++) {
 		if (!s->copies[d])
 			continue;
+		copies = 1;
 		printf(" %-9s %7llu %14llu %12.3f %10.3f\n", dir_names[d],
 		       (unsigned long long)s->copies[d], (unsigned long long)s->copy_bytes[d],
 		       us(s->copy_ns[d]), s->copy_ns[d] ?
 		       (double)s->copy_bytes[d] / (double)s->copy_ns[d] : 0.0);
 	}
+	if (!copies)
+		printf(" (no copies)\n");
 	if (s->skipped)
-		printf("\n%llu complete events without ts or dur were skipped\n",
-		       (unsigned long long)s->skipped);
+		printf("\n%llu complete event%s without ts or dur skipped\n",
+		       (unsigned long long)s->skipped, s->skipped == 1 ? "" : "s");
 }
 
 static void json_string(const char *v)
