@@ -76,10 +76,15 @@ static void explain_no_card(void)
 			"but has no card bound)\n");
 }
 
+/* A libspyre failure on card @index (-1: while listing the cards) as an exit code. */
 static int open_error(int index, spyre_status st)
 {
-	fprintf(stderr, "spyre-smi: card %d: %s (%s)\n", index, spyre_strerror(st),
-		spyre_last_error_detail());
+	if (index < 0)
+		fprintf(stderr, "spyre-smi: listing the cards: %s (%s)\n", spyre_strerror(st),
+			spyre_last_error_detail());
+	else
+		fprintf(stderr, "spyre-smi: card %d: %s (%s)\n", index, spyre_strerror(st),
+			spyre_last_error_detail());
 	if (st == SPYRE_ERROR_PERMISSION)
 		return SMI_EXIT_PERMISSION;
 	return st == SPYRE_ERROR_NO_DEVICE ? SMI_EXIT_NO_CARD : SMI_EXIT_ERROR;
