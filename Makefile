@@ -81,6 +81,7 @@ HOST_TESTS += $(B)/tests/host/test_smi_fdinfo
 .SECONDARY: $(ENGINE_OBJS) $(ENGINE_SAN_OBJS)
 VM_TESTS := $(B)/tests/vm/test_query $(B)/tests/vm/test_submit $(B)/tests/vm/test_recovery \
 	$(B)/tests/vm/test_runtime $(B)/tests/vm/test_errors $(B)/tests/vm/test_clock \
+	$(B)/tests/vm/test_trace \
 	$(B)/tests/vm/runtime_bench \
 	$(B)/tests/vm/test_badinput $(B)/tests/vm/fuzz_ioctl $(B)/tests/vm/test_ops \
 	$(B)/tests/vm/test_debugfs $(B)/tests/vm/test_stress $(B)/tests/vm/test_lifecycle \
@@ -372,6 +373,11 @@ $(B)/tests/vm/runtime_bench: tests/vm/test_runtime_bench.c $(LIB)
 $(B)/tests/vm/test_ops: tests/vm/test_ops.c $(TEST_HDRS) libspyre/include/spyre/spyre_ops.h $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) -Itests/lib -pthread $< -o $@ $(LINK_LIB) -lm
+
+$(B)/tests/vm/test_trace: tests/vm/test_trace.c $(TEST_HDRS) libspyre/include/spyre/spyre_ops.h \
+		libspyre/include/spyre/spyre_kernel_builder.h $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) -Itests/lib $< -o $@ $(LINK_LIB)
 
 $(B)/tests/vm/test_%: tests/vm/test_%.c $(TEST_HDRS) tests/vm/spyre_vm.h include/uapi/drm/spyre_accel.h \
 	include/spyre_cmd.h

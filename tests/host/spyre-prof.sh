@@ -36,7 +36,7 @@ stdin_same() {
 }
 json_valid() { (cd "$data" && "$prof" --json good.json) | python3 -m json.tool > /dev/null; }
 
-echo "1..17"
+echo "1..18"
 [ -x "$prof" ] || { echo "Bail out! $prof is missing (make tools)"; exit 1; }
 check "the text summary: kernels by time with share, model time, copies with bandwidth" \
 	same good.txt good.json
@@ -49,6 +49,7 @@ else
 fi
 check "a bare array of events (Chrome's array form) is a trace" same array.txt array.json
 check "standard input as -" stdin_same
+check "no events: a summary saying so" same empty-events.txt empty-events.json
 check "no traceEvents: not a trace, status 3" \
 	refuses 3 'no-events.json: no "traceEvents" array: not a trace' no-events.json
 check "a truncated file: status 3 with where" \

@@ -185,6 +185,8 @@ check "reload cycle 3" reload_cycle
 "$T/test_clock"
 # The op library: every op against CPU references, misuse, graphs, threads.
 "$T/test_ops"
+# Traces people can read: op and user kernels named, spyre-prof's summary.
+"$T/test_trace"
 # Eight processes at once, every result checked.
 SPYRE_STRESS_SECONDS=${SPYRE_STRESS_SECONDS:-15} "$T/test_stress"
 # The ioctl fuzzer, briefly and with a fixed seed (make fuzz-driver runs it long).
