@@ -485,8 +485,10 @@ spyre_status spyre_graph_exec_profile(spyre_graph_exec *exec, uint32_t launch_in
  *   SPYRE_VISIBLE_DEVICES  comma list of indices or PCI addresses; devices
  *                          are renumbered in list order.
  *   SPYRE_LOG              error|warn|info|debug: messages on stderr.
- *   SPYRE_TRACE=file.json  Chrome/Perfetto trace of every copy and launch,
- *                          written at spyre_device_close() and at exit.
+ *   SPYRE_TRACE=file.json  Chrome/Perfetto trace of every copy and launch
+ *                          (launches named after their kernel), written at
+ *                          spyre_device_close() and at exit; spyre-prof
+ *                          file.json summarises it per kernel name.
  * ------------------------------------------------------------------------ */
 
 /* Write the trace now (if SPYRE_TRACE is set); also done at exit. */
