@@ -134,9 +134,13 @@ static spyre_status open_entry(const struct spyre_device_entry *e, spyre_device 
 	spyre_handle_add(&dev->objects, SPYRE_KIND_DEVICE, dev);
 	spyre_log(SPYRE_LOG_INFO, "opened %s (%s)", e->devnode, e->pci_address);
 	if (spyre_trace_enabled()) {
-		char name[96];
+		spyre_clock clock = SPYRE_CLOCK_WALL;
+		char name[128];
 
-		snprintf(name, sizeof(name), "%s (%s)", e->devnode, e->pci_address);
+		/* Which clock the trace's card timestamps are on (spyre-prof says it). */
+		spyre_device_get_clock(dev, &clock);
+		snprintf(name, sizeof(name), "%s (%s, card clock: %s)", e->devnode, e->pci_address,
+			 clock == SPYRE_CLOCK_MODELLED ? "model" : "wall");
 		spyre_trace_name_track(dev->trace_pid, 0, name);
 	}
 	*out = dev;

@@ -424,6 +424,8 @@ struct summary {
 	struct kernel *k;		/* open-addressed by name */
 	size_t nk, cap;
 	uint64_t launches, devices, streams, skipped;
+	/* "wall", "model", "mixed", or "" when the trace does not say */
+	char clock[8];
 	uint64_t copies[NUM_DIRS], copy_bytes[NUM_DIRS], copy_ns[NUM_DIRS];
 };
 
@@ -508,9 +510,40 @@ static void add_copy(struct summary *s, const struct event *e)
 	s->copy_ns[d] += to_ns(e->dur);
 }
 
+/* A device open's name says its card clock ("..., card clock: model)"). */
+static void note_clock(struct summary *s, const char *process_name)
+{
+	const char *c = strstr(process_name, "card clock: ");
+	const char *mode;
+
+	if (!c)
+		return;
+	c += strlen("card clock: ");
+	mode = !strncmp(c, "model", 5) ? "model" : !strncmp(c, "wall", 4) ? "wall" : NULL;
+	if (!mode)
+		return;
+	if (!s->clock[0])
+		snprintf(s->clock, sizeof(s->clock), "%s", mode);
+	else if (strcmp(s->clock, mode))
+		snprintf(s->clock, sizeof(s->clock), "mixed");
+}
+
+static const char *clock_text(const struct summary *s)
+{
+	if (!strcmp(s->clock, "model"))
+		return "modelled: what the real card would take";
+	if (!strcmp(s->clock, "wall"))
+		return "wall: the emulator's time";
+	if (!strcmp(s->clock, "mixed"))
+		return "mixed: device opens on different clocks";
+	return "not recorded in the trace";
+}
+
 static int add_event(struct summary *s, const struct event *e)
 {
 	if (!strcmp(e->ph, "M")) {
+		if (!strcmp(e->name, "process_name"))
+			note_clock(s, e->meta);
 		s->devices += !strcmp(e->name, "process_name");
 		s->streams += !strcmp(e->name, "thread_name") && strncmp(e->meta, "core ", 5);
 		return 0;
@@ -639,6 +672,7 @@ static void print_text(const char *path, struct summary *s)
 	       (unsigned long long)s->launches, s->launches == 1 ? "" : "es", n,
 	       n == 1 ? "" : "s", (unsigned long long)s->devices, s->devices == 1 ? "" : "s",
 	       (unsigned long long)s->streams, s->streams == 1 ? "" : "s");
+	printf("card clock: %s\n", clock_text(s));
 	printf("\nKernels (time: %s)\n", s->model ? "the timing model's device_ns" :
 	       "slices on the card's clock");
 	printf(" %7s %12s %7s %11s %11s %11s %11s  %s\n", "Time(%)", "Total(us)", "Count",
@@ -694,6 +728,11 @@ static void print_json(const char *path, struct summary *s)
 
 	printf("{\n  \"trace\": ");
 	json_string(path);
+	printf(",\n  \"card_clock\": ");
+	if (s->clock[0])
+		json_string(s->clock);
+	else
+		printf("null");
 	printf(",\n  \"time\": \"%s\",\n  \"launches\": %llu,\n  \"device_opens\": %llu,\n"
 	       "  \"streams\": %llu,\n  \"skipped_events\": %llu,\n  \"kernel_total_ns\": %llu,\n"
 	       "  \"kernels\": [", s->model ? "model" : "clock", (unsigned long long)s->launches,

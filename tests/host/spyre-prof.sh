@@ -36,11 +36,13 @@ stdin_same() {
 }
 json_valid() { (cd "$data" && "$prof" --json good.json) | python3 -m json.tool > /dev/null; }
 
-echo "1..18"
+echo "1..19"
 [ -x "$prof" ] || { echo "Bail out! $prof is missing (make tools)"; exit 1; }
 check "the text summary: kernels by time with share, model time, copies with bandwidth" \
 	same good.txt good.json
 check "--model: kernel times from device_ns" same good-model.txt --model good.json
+check "the card clock of each device open: mixed when they differ" \
+	sh -c "'$prof' '$data/mixed-clocks.json' | grep -qx 'card clock: mixed: device opens on different clocks'"
 check "--json: the same summary as JSON" same good-json.txt --json good.json
 if command -v python3 > /dev/null; then
 	check "--json output parses as JSON" json_valid

@@ -28,7 +28,7 @@ extern "C" {
 
 /* Version of this header; spyre_version() gives the library's. */
 #define SPYRE_VERSION_MAJOR 0
-#define SPYRE_VERSION_MINOR 5
+#define SPYRE_VERSION_MINOR 4
 #define SPYRE_VERSION_PATCH 0
 
 typedef enum spyre_status {
@@ -388,7 +388,7 @@ spyre_status spyre_kernel_destroy(spyre_kernel *kernel);
 uint32_t spyre_kernel_num_args(const spyre_kernel *kernel);
 
 /*
- * Kernel names (since 0.5).  Every launch carries its kernel's name at the
+ * Kernel names (since 0.4).  Every launch carries its kernel's name at the
  * time it was queued: SPYRE_TRACE's slices, spyre-prof's summary and the
  * error details of a failed launch use it.  A loaded kernel is named
  * "kernel <n>"; the op library names its kernels after the op, shape and

@@ -150,7 +150,7 @@ spyre_status spyre_kernel_builder_build(spyre_kernel_builder *builder, void **im
 spyre_status spyre_kernel_builder_load(spyre_kernel_builder *builder, spyre_device *dev,
 				       spyre_kernel **kernel);
 
-/* The name spyre_kernel_builder_load() gives its kernels (since 0.5;
+/* The name spyre_kernel_builder_load() gives its kernels (since 0.4;
  * spyre_kernel_set_name()'s rules, SPYRE_KERNEL_NAME_MAX).  Traces and
  * error details then say "kernel 'my_gelu' ..." rather than "kernel 17". */
 spyre_status spyre_kernel_builder_set_name(spyre_kernel_builder *builder, const char *name);
