@@ -50,7 +50,7 @@ install_destdir() {
 	local d rc=0 h
 	d=$(mktemp -d)
 	make -s -C "$top" install DESTDIR="$d" PREFIX=/opt/spyre > /dev/null || { rm -rf "$d"; return 1; }
-	for f in lib/libspyre.so.0 lib/libspyre.so lib/pkgconfig/spyre.pc bin/spyre-smi \
+	for f in lib/libspyre.so.0 lib/libspyre.so lib/pkgconfig/spyre.pc bin/spyre-smi bin/spyre-prof \
 		include/spyre/spyre.h include/spyre/spyre_ops.h \
 		include/spyre/spyre_kernel_builder.h include/spyre/spyre_program.h; do
 		[ -e "$d/opt/spyre/$f" ] || { echo "missing /opt/spyre/$f"; rc=1; }
