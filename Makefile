@@ -463,5 +463,12 @@ shell: all
 shell-debug: all debug
 	scripts/vm-run.sh --kernel debug --shell --share $(CURDIR) --workdir $(CURDIR)
 
+# The Debian 13 guest (systemd, udev, Debian's kernel and headers, DKMS):
+# its disk image, kernel and initrd, cached in $SPYRE_CACHE/debian-guest-<key>
+# (needs root); scripts/distro-run.sh boots it and runs a command.
+.PHONY: debian-guest
+debian-guest:
+	scripts/build-debian-guest.sh
+
 clean:
 	rm -rf $(B)

@@ -55,3 +55,68 @@ kernel_flavour() {
 		;;
 	esac
 }
+
+# The host's Debian mirrors, read from its apt sources (deb822 or one-line)
+# so that no host name is written in the repository: sets 'mirror' (the
+# release's) and 'security' (its security suite's); fails, naming the
+# caller, if there is none.
+host_mirrors() {	# caller
+	_host_mirror() {	# "" or "-security"
+		{
+			awk -v w="$1" '/^URIs:/ { u = $2 } /^Suites:/ { for (i = 2; i <= NF; i++)
+				if ((w == "" && $i !~ /-/) || (w != "" && $i ~ w "$")) { print u; exit } }' \
+				/etc/apt/sources.list.d/*.sources 2>/dev/null
+			awk -v w="$1" '$1 == "deb" && ((w == "" && $3 !~ /-/) || (w != "" && $3 ~ w "$")) {
+				print $2; exit }' /etc/apt/sources.list 2>/dev/null
+			true
+		} | head -1
+	}
+	mirror=$(_host_mirror "")
+	security=$(_host_mirror "-security")
+	[ -n "$mirror" ] || { echo "$1: no Debian mirror in this host's apt sources" >&2; return 1; }
+	[ -n "$security" ] || security=${mirror%/debian}/debian-security
+}
+
+# The apt sources of an installed Debian system of SUITE on those mirrors
+# (deb822): the release, its updates and its security suite.
+deb822_sources() {	# suite
+	cat <<EOF
+Types: deb
+URIs: $mirror
+Suites: $1 $1-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb
+URIs: $security
+Suites: $1-security
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOF
+}
+
+# A chroot's kernel file systems: mount them under ROOT (and any further
+# bind mounts, "HOSTDIR:DIR" with DIR inside ROOT), each recorded in the
+# array 'mounted'; chroot_umount undoes them, last first.
+chroot_mount() {	# ROOT [HOSTDIR:DIR]...
+	local root=$1 m
+	shift
+	for m in proc sys dev dev/pts "$@"; do
+		mkdir -p "$root/${m#*:}"
+		case $m in
+		proc) mount -t proc proc "$root/proc" ;;
+		sys) mount -t sysfs sysfs "$root/sys" ;;
+		dev) mount --bind /dev "$root/dev" ;;
+		dev/pts) mount -t devpts devpts "$root/dev/pts" ;;
+		*) mount --bind "${m%%:*}" "$root/${m#*:}" ;;
+		esac
+		mounted+=("$root/${m#*:}")
+	done
+}
+chroot_umount() {
+	local i
+	for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
+		umount -l "${mounted[i]}" 2>/dev/null || true
+	done
+	mounted=()
+}

@@ -48,21 +48,7 @@ command -v debootstrap > /dev/null || {
 }
 
 # The host's own Debian mirrors (main and security); no host name is written here.
-mirror_of() {	# suite-name-suffix ("" or "-security")
-	local want=$1
-	{
-		awk -v w="$want" '/^URIs:/ { u = $2 } /^Suites:/ { for (i = 2; i <= NF; i++)
-			if ((w == "" && $i !~ /-/) || (w != "" && $i ~ w "$")) { print u; exit } }' \
-			/etc/apt/sources.list.d/*.sources 2>/dev/null
-		awk -v w="$want" '$1 == "deb" && ((w == "" && $3 !~ /-/) || (w != "" && $3 ~ w "$")) {
-			print $2; exit }' /etc/apt/sources.list 2>/dev/null
-		true
-	} | head -1
-}
-mirror=$(mirror_of "")
-security=$(mirror_of "-security")
-[ -n "$mirror" ] || { echo "fresh-machine: no Debian mirror in this host's apt sources" >&2; exit 1; }
-[ -n "$security" ] || security=${mirror%/debian}/debian-security
+host_mirrors fresh-machine || exit 1
 
 out=$SPYRE_BUILD/fresh-$release${first:+-first}
 mkdir -p "$out" "$SPYRE_CACHE/fresh"
@@ -87,10 +73,7 @@ root=$(mktemp -d /var/tmp/spyre-fresh-$release.XXXXXX)
 chmod 755 "$root"	# a root directory's mode, not mktemp's 0700
 mounted=()
 cleanup() {
-	local m
-	for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
-		umount -l "${mounted[i]}" 2>/dev/null || true
-	done
+	chroot_umount
 	if [ $keep = 0 ]; then
 		rm -rf --one-file-system "$root"
 	else
@@ -105,19 +88,7 @@ tar -C "$root" -xf "$tarball"
 # one-line sources.list: each root gets its release's kind.
 rm -f "$root/etc/apt/sources.list"
 if [ "$release" = trixie ]; then
-	cat > "$root/etc/apt/sources.list.d/debian.sources" <<EOF
-Types: deb
-URIs: $mirror
-Suites: $release $release-updates
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-
-Types: deb
-URIs: $security
-Suites: $release-security
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-EOF
+	deb822_sources "$release" > "$root/etc/apt/sources.list.d/debian.sources"
 else
 	cat > "$root/etc/apt/sources.list" <<EOF
 deb $mirror $release main
@@ -127,16 +98,7 @@ EOF
 fi
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 
-for m in proc sys dev dev/pts; do
-	mkdir -p "$root/$m"
-	case $m in
-	proc) mount -t proc proc "$root/proc" ;;
-	sys) mount -t sysfs sysfs "$root/sys" ;;
-	dev) mount --bind /dev "$root/dev" ;;
-	dev/pts) mount -t devpts devpts "$root/dev/pts" ;;
-	esac
-	mounted+=("$root/$m")
-done
+chroot_mount "$root"
 mkdir -p "$root/tmp" && chmod 1777 "$root/tmp"
 
 git clone -q --no-hardlinks "$SPYRE_TOP" "$root/root/spyre"

@@ -3,11 +3,14 @@
 # dependencies, apt sources, and the downloaded inputs (QEMU source, Linux
 # 6.12 image/headers, firmware) unpacked into the cache.  A second run does no
 # network access.
-# usage: setup.sh [--packages | --fuzz | --deb]
+# usage: setup.sh [--packages | --fuzz | --deb | --debian-guest]
 #   --packages  only the Debian packages the host build needs (compilers,
 #               libdrm, libudev, ...): what `make lib` and `make install` need
 #   --fuzz      only clang and its libFuzzer runtime, for `make fuzz-engine`
 #   --deb       only Debian's packaging tools, for `make deb`
+#   --debian-guest  only what `make debian-guest` needs: debootstrap,
+#               mkfs.ext4 -d (e2fsprogs) and qemu-img (qemu-utils; the
+#               project's QEMU is built without its tools)
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -31,9 +34,11 @@ case "${1:-}" in
 	fi
 	exit 0
 	;;
---deb)
-	# debhelper with DKMS support, and lintian to check the result.
+--deb | --debian-guest)
+	# debhelper with DKMS support, and lintian to check the result; or the
+	# Debian guest's image tools.
 	DEB_PKGS="debhelper dh-dkms dkms dpkg-dev lintian libdrm-dev libudev-dev pkg-config"
+	[ "$1" = --deb ] || DEB_PKGS="debootstrap e2fsprogs qemu-utils"
 	missing=
 	for p in $DEB_PKGS; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
@@ -48,7 +53,7 @@ case "${1:-}" in
 	exit 0
 	;;
 "") ;;
-*) echo "usage: $0 [--packages | --fuzz | --deb]" >&2; exit 2 ;;
+*) echo "usage: $0 [--packages | --fuzz | --deb | --debian-guest]" >&2; exit 2 ;;
 esac
 
 APT_PKGS="build-essential pkg-config git python3 python3-venv meson ninja-build

@@ -4,7 +4,7 @@
 #
 # usage: vm-run.sh [--kernel stock|debug] [--mem-size SIZE] [--cards N]
 #                  [--timeout SECONDS] [--share DIR] [--workdir DIR] [--user]
-#                  [--shell] [--] COMMAND...
+#                  [--shell] [--distro [--disk FILE]] [--] COMMAND...
 #   --kernel    Debian's 6.12 kernel (default) or the debug kernel
 #   --mem-size  the card's device memory (QEMU size syntax, default 2G)
 #   --cards     how many Spyre cards, each on its own root port (default 1)
@@ -16,6 +16,15 @@
 #               'spyre' (the caller's uid, or 1000 for root), a member of
 #               group 'render', which may open /dev/accel/* (mode 0660)
 #   --shell     interactive guest shell on this terminal instead of COMMAND
+#   --distro    boot the Debian 13 guest (build-debian-guest.sh builds it
+#               once) instead of the busybox one: systemd, udev, Debian's
+#               kernel with its headers, DKMS; COMMAND runs once the system
+#               is up (root, or 'spyre' with --user), the driver is not
+#               loaded for it; 2 GiB of guest memory
+#   --disk      with --distro: the guest's disk is the qcow2 overlay FILE,
+#               made over the cached image if FILE does not exist and kept
+#               afterwards, so that a next run boots the disk this one left;
+#               without it each run starts from a pristine disk
 # Environment: SPYRE_BUILD (default <checkout>/build), SPYRE_QEMU_ARGS
 # (appended to QEMU's command line).  A guest whose kernel dies before
 # /init starts is booted again, once (see below).
@@ -30,6 +39,8 @@ mode=run
 share=
 workdir=
 user_uid=
+distro=0
+disk=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--share) share=$2; shift 2 ;;
@@ -40,6 +51,8 @@ while [ $# -gt 0 ]; do
 	--kernel) flavour=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
 	--shell) mode=shell; shift ;;
+	--distro) distro=1; shift ;;
+	--disk) disk=$2; shift 2 ;;
 	--) shift; break ;;
 	-*) echo "vm-run: unknown option $1" >&2; exit 2 ;;
 	*) break ;;
@@ -54,11 +67,21 @@ if [ $mode = run ] && [ $# -eq 0 ]; then
 	exit 2
 fi
 
-kernel_flavour "$flavour"
 build=$SPYRE_BUILD
 qemu=$SPYRE_CACHE/qemu-build/qemu-system-x86_64
-kernel=$KIMAGE
-initrd=$build/initramfs-$flavour.cpio.gz
+guest_mem=1G
+if [ $distro = 1 ]; then
+	[ $flavour = stock ] || { echo "vm-run: --distro boots Debian 13's own kernel" >&2; exit 2; }
+	image=$("$SPYRE_TOP/scripts/build-debian-guest.sh")
+	kernel=$image/vmlinuz
+	initrd=$image/initrd.img
+	guest_mem=2G
+else
+	[ -z "$disk" ] || { echo "vm-run: --disk needs --distro" >&2; exit 2; }
+	kernel_flavour "$flavour"
+	kernel=$KIMAGE
+	initrd=$build/initramfs-$flavour.cpio.gz
+fi
 for f in "$qemu" "$kernel" "$initrd"; do
 	[ -e "$f" ] || { echo "vm-run: $f missing; run make first" >&2; exit 2; }
 done
@@ -81,9 +104,36 @@ if [ -n "$share" ]; then
 		-device "virtio-9p-pci,fsdev=share,mount_tag=spyre_share")
 fi
 
-qemu_args=(-nodefaults -machine q35 -accel tcg -smp 2 -m 1G -no-reboot -display none
-	-L "$FIRMWARE_ROOT/usr/share/seabios" -L "$FIRMWARE_ROOT/usr/share/qemu"
-	-kernel "$kernel" -initrd "$initrd" -append "$append" "${share_args[@]}")
+disk_args=()
+bios=$FIRMWARE_ROOT/usr/share/seabios
+if [ $distro = 1 ]; then
+	# Debian 13's SeaBIOS (build-debian-guest.sh says why).
+	bios=$image/seabios
+	# A copy-on-write overlay over the cached image, which stays pristine:
+	# the caller's (--disk), or this run's own.
+	if [ -z "$disk" ]; then
+		disk=$vmdir/distro.$nonce.qcow2
+		disk_tmp=$disk
+		trap 'rm -f "$disk_tmp"' EXIT
+	fi
+	if [ ! -e "$disk" ]; then
+		qemu-img create -q -f qcow2 -F raw -b "$image/disk.img" "$disk" ||
+			{ echo "vm-run: cannot create the overlay $disk" >&2; exit 2; }
+	fi
+	# virtio-blk where this QEMU has it, else the q35 board's own AHCI; the
+	# root is found by its label either way.
+	if "$qemu" -device help 2>/dev/null | grep -q '"virtio-blk-pci"'; then
+		disk_args=(-drive "file=$disk,format=qcow2,if=none,id=root,cache=unsafe"
+			-device virtio-blk-pci,drive=root)
+	else
+		disk_args=(-drive "file=$disk,format=qcow2,if=none,id=root,cache=unsafe"
+			-device ide-hd,drive=root,bus=ide.0)
+	fi
+	append="root=LABEL=spyre-root rw $append systemd.show_status=error"
+fi
+qemu_args=(-nodefaults -machine q35 -accel tcg -smp 2 -m "$guest_mem" -no-reboot -display none
+	-L "$bios" -L "$FIRMWARE_ROOT/usr/share/qemu"
+	-kernel "$kernel" -initrd "$initrd" -append "$append" "${share_args[@]}" "${disk_args[@]}")
 for ((i = 0; i < cards; i++)); do
 	qemu_args+=(-device "pcie-root-port,id=rp$i,chassis=$((i + 1)),slot=$i"
 		-device "spyre,bus=rp$i,mem-size=$mem_size")
@@ -92,14 +142,16 @@ done
 qemu_args+=(${SPYRE_QEMU_ARGS:-})
 
 if [ $mode = shell ]; then
-	exec "$qemu" "${qemu_args[@]}" -serial mon:stdio
+	[ -n "${disk_tmp:-}" ] || exec "$qemu" "${qemu_args[@]}" -serial mon:stdio
+	"$qemu" "${qemu_args[@]}" -serial mon:stdio
+	exit
 fi
 
 # Per run, so that guests started at once from one checkout keep apart; the
 # last one is kept as console.log.
 console=$vmdir/console.$nonce.log
 rcfile=$vmdir/rc.$nonce
-trap 'mv -f "$console" "$vmdir/console.log" 2>/dev/null' EXIT
+trap 'mv -f "$console" "$vmdir/console.log" 2>/dev/null; [ -z "${disk_tmp:-}" ] || rm -f "$disk_tmp"' EXIT
 
 # One boot; the command's output goes to stdout, its exit status to $rcfile.
 # QEMU runs under timeout(1) in the background so that an interrupt or a
