@@ -39,7 +39,10 @@ cp "$MODROOT/$moddir"/modules.{builtin,builtin.modinfo,order} "$root/$moddir/"
 depmod -b "$root" "$kver"
 
 # Userspace: our binaries, then every shared library they load.
-cp -a "$build"/lib/libspyre.so* "$root/usr/lib/"
+# The library the build links (libspyre.so.0's target), not older versions a
+# build directory may still hold: the guest's ldconfig would prefer those.
+cp -a "$build"/lib/libspyre.so "$build"/lib/libspyre.so.0 \
+	"$(readlink -f "$build"/lib/libspyre.so.0)" "$root/usr/lib/"
 cp -a "$build"/bin/. "$root/usr/bin/"
 mkdir -p "$root/usr/share/spyre"
 cp -a "$build"/tests/vm "$root/usr/share/spyre/tests"
