@@ -119,7 +119,8 @@ mv "$tmp/seabios-deb/usr/share/seabios" "$tmp/seabios"
 rm -rf "$tmp/seabios-deb" "$root"/tmp/seabios_*.deb
 chroot_umount
 rm -f "$root/usr/sbin/policy-rc.d"
-rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin
+# debootstrap's own downloads stay under the cache mount.
+rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin "$root"/var/cache/apt/archives/*.deb
 
 # The kernel, and an initramfs that can mount the root.
 kver=$(cd "$root/boot" && ls vmlinuz-* | sed 's/^vmlinuz-//' | sort -V | tail -1)
