@@ -1,7 +1,8 @@
 # Spyre: emulated card (QEMU), driver, runtime and tests.
 # make          build everything (QEMU, kernel module, libspyre, tools, tests, guest)
 # make run      build, boot the guest, load the driver, run spyre-smi and a sample
-# make check    every test suite; the last line is "N passed, N failed"
+# make check    every test suite (the distro one installs make deb's packages in a
+#               Debian 13 guest); the last line is "N passed, N failed"
 # make shell    an interactive guest shell with the card, this directory shared
 # make install  libspyre, its headers, spyre.pc and spyre-smi (PREFIX, DESTDIR)
 # scripts/spyre-vm -- ./prog   runs a program of one's own in the guest
@@ -448,7 +449,7 @@ debug: setup lib tools tests
 run: all
 	@scripts/run-demo.sh
 
-check: all debug qtest
+check: all debug qtest deb
 	@scripts/check.sh
 
 # Benchmarks: a table on stdout, results in build/bench/results.json.

@@ -6,7 +6,7 @@ set -uo pipefail
 . "$(dirname "$0")/common.sh"
 
 B=${SPYRE_BUILD:-$SPYRE_TOP/build}
-suites=${SPYRE_SUITES:-host qtest kunit vm vm-debug}
+suites=${SPYRE_SUITES:-host qtest kunit vm vm-debug distro}
 tap=$SPYRE_TOP/tests/lib/tap-summary.sh
 counts_dir=$(mktemp -d)
 trap 'rm -rf "$counts_dir"' EXIT
@@ -99,6 +99,10 @@ suite_vm-debug() {
 		sed 's/^/  # /' <<< "$out"
 	fi
 }
+
+# distro: the Debian packages (make deb) installed in the Debian 13 guest
+# the way a user installs them: apt, DKMS, udev, users (tests/distro/).
+suite_distro() { "$SPYRE_TOP/tests/distro/run.sh" "$B"; }
 
 run_tap_suite() {	# name
 	echo "== suite $1"
