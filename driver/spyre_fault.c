@@ -10,10 +10,10 @@
  */
 
 #include <linux/kobject.h>
-#include <linux/unaligned.h>
 #include <linux/pid.h>
 #include <linux/sched/task.h>
 #include <linux/spinlock.h>
+#include <linux/unaligned.h>
 #include <linux/workqueue.h>
 
 #include <drm/drm_drv.h>
