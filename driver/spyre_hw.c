@@ -28,6 +28,7 @@ int spyre_hw_init(struct spyre_drm_device *sdev)
 {
 	struct spyre_hw_info *info = &sdev->info;
 	u32 id = spyre_rd32(sdev, SPYRE_REG_ID);
+	int ret;
 
 	if (id != SPYRE_ID_MAGIC) {
 		drm_err(&sdev->drm, "bad ID register 0x%08x\n", id);
@@ -52,12 +53,12 @@ int spyre_hw_init(struct spyre_drm_device *sdev)
 		return -ENODEV;
 	}
 
-	/* The card's own choice (its modelled-clock property) until sysfs changes it. */
-	if (spyre_hw_has_clock(sdev))
-		sdev->clock = spyre_rd32(sdev, SPYRE_REG_CLOCK);
-
 	/* Start from a quiet card whatever a previous owner left running. */
-	return spyre_hw_reset(sdev);
+	ret = spyre_hw_reset(sdev);
+	/* The card's reset choice (its modelled-clock property) until sysfs changes it. */
+	if (!ret && spyre_hw_has_clock(sdev))
+		sdev->clock = spyre_rd32(sdev, SPYRE_REG_CLOCK);
+	return ret;
 }
 
 /* Whether the card has the CLOCK register (interface 0.3). */
