@@ -2,15 +2,7 @@
 # The distro suite, second boot of the same disk: the driver loaded by itself
 # (no modprobe), then removing the packages removes the module and every
 # file.  Prints TAP.
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-check() {
-	name=$1; shift
-	if "$@" > /tmp/check.out 2>&1; then ok "$name"; else notok "$name"; fi
-	sed 's/^/  # /' /tmp/check.out | tail -40
-}
+. "$(dirname "$0")/tap.sh"
 PKGS="spyre-tools libspyre-dev libspyre0 spyre-dkms"
 
 loaded_at_boot() {

@@ -25,7 +25,8 @@ trap 'rm -rf "$work"' EXIT
 share=$work/share
 mkdir -p "$share"
 # shellcheck disable=SC2086
-cp $debs "$top"/tests/distro/user-path.sh "$top"/tests/distro/next-boot.sh "$share/"
+cp $debs "$top"/tests/distro/user-path.sh "$top"/tests/distro/next-boot.sh \
+	"$top"/tests/distro/tap.sh "$share/"
 # The README's example, exactly as a user copies it.
 awk '/^```c$/ { on = 1; next } /^```$/ { on = 0 } on' "$top/README.md" > "$share/hello.c"
 chmod -R a+rX "$work"

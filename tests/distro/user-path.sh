@@ -5,15 +5,7 @@
 # The second boot (next-boot.sh) checks the driver loads by itself and that
 # removing the packages leaves nothing behind.
 debs=${1:?usage: user-path.sh DEB_DIR}
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-check() {
-	name=$1; shift
-	if "$@" > /tmp/check.out 2>&1; then ok "$name"; else notok "$name"; fi
-	sed 's/^/  # /' /tmp/check.out | tail -40
-}
+. "$(dirname "$0")/tap.sh"
 as_user() { su - "$1" -c "$2"; }
 
 # Without the running kernel's headers DKMS cannot build: the install must
