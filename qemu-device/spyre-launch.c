@@ -350,14 +350,22 @@ uint32_t spyre_cmd_launch(SpyreExec *e, const uint64_t *args)
     };
     uint8_t header[64];
     uint32_t image_bytes, st_cmd;
-    unsigned i, nargs = args_bytes / 8;
+    unsigned i, nargs;
     bool owned;
     int rc;
 
-    if ((args_bytes & 7) || nargs > SPYRE_LAUNCH_MAX_ARGS ||
-        (stats_va & 7) || (nargs && !args_va)) {
+    /* Bound the 64-bit byte count before dividing it into a count. */
+    if (args_bytes > SPYRE_LAUNCH_MAX_ARGS * 8 || (args_bytes & 7) ||
+        (stats_va & 7) || (args_bytes && !args_va)) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "spyre: LAUNCH: argument block of 0x%" PRIx64
+                      " bytes at 0x%" PRIx64 " (a multiple of 8, at most %u)"
+                      " or statistics at 0x%" PRIx64 " (8-byte aligned)\n",
+                      args_bytes, args_va, SPYRE_LAUNCH_MAX_ARGS * 8,
+                      stats_va);
         return SPYRE_CMD_STATUS_BAD_ARGUMENT;
     }
+    nargs = args_bytes / 8;
     st_cmd = spyre_va_read(e, image_va, header, sizeof(header));
     if (st_cmd != SPYRE_CMD_STATUS_SUCCESS) {
         return st_cmd;

@@ -1766,6 +1766,12 @@ static void test_hostile_commands(void *obj, void *data, QGuestAllocator *alloc)
           .args = { 0, list + 8, 1 } }, SPYRE_CMD_STATUS_BAD_ARGUMENT },
         { "LAUNCH unused arg", { .opcode = SPYRE_OP_LAUNCH,
           .args = { VA_DEV, VA_DEV, 64, 1 } }, SPYRE_CMD_STATUS_BAD_ARGUMENT },
+        { "LAUNCH args past the maximum", { .opcode = SPYRE_OP_LAUNCH,
+          .args = { VA_DEV, VA_DEV, (SPYRE_LAUNCH_MAX_ARGS + 1) * 8 } },
+          SPYRE_CMD_STATUS_BAD_ARGUMENT },
+        { "LAUNCH args_bytes wrapping 32 bits", { .opcode = SPYRE_OP_LAUNCH,
+          .args = { VA_DEV, VA_DEV, 0x800000018ull } },
+          SPYRE_CMD_STATUS_BAD_ARGUMENT },
     };
 
     /* A valid SG list and CALL buffer, so only the named defect is wrong. */
