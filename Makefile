@@ -81,6 +81,7 @@ HOST_TESTS += $(B)/tests/host/test_trace_san
 HOST_TESTS += $(B)/tests/host/test_smi_fdinfo
 .SECONDARY: $(ENGINE_OBJS) $(ENGINE_SAN_OBJS)
 VM_TESTS := $(B)/tests/vm/test_query $(B)/tests/vm/test_submit $(B)/tests/vm/test_recovery \
+	$(B)/tests/vm/test_reset \
 	$(B)/tests/vm/test_runtime $(B)/tests/vm/test_errors $(B)/tests/vm/test_clock \
 	$(B)/tests/vm/test_trace \
 	$(B)/tests/vm/runtime_bench \

@@ -282,7 +282,7 @@ static ssize_t spyre_reset_write(struct file *file, const char __user *ubuf, siz
 	if (ret)
 		return ret;
 	if (yes)
-		spyre_device_recover(sdev, NULL);
+		spyre_device_reset_request(sdev);
 	return len;
 }
 

@@ -278,7 +278,9 @@ static int spyre_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return ret;
 	spyre_bo_list_init(sdev);
 	spyre_mmu_slots_init(sdev);
-	spyre_fault_init(sdev);
+	ret = spyre_fault_init(sdev);
+	if (ret)
+		return ret;
 	ret = spyre_driver_ctx_init(sdev);
 	if (ret)
 		return ret;
@@ -300,6 +302,8 @@ static int spyre_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		goto err_hw_fini;
 	}
 
+	/* AER's slot_reset restores this configuration. */
+	pci_save_state(pdev);
 	ret = drm_dev_register(&sdev->drm, 0);
 	if (ret)
 		goto err_hw_fini;
@@ -327,11 +331,65 @@ static void spyre_remove(struct pci_dev *pdev)
 	drm_dev_unplug(&sdev->drm);
 	spyre_hw_fini(sdev);
 	spyre_fault_fini(sdev);
+	/* Removed inside AER recovery: restart the schedulers it stopped. */
+	spyre_function_reset_done(sdev);
 	/* Nothing in flight will signal now: fail it so waiters wake. */
 	for (i = 0; i < SPYRE_NUM_QUEUES; i++)
-		spyre_queue_cancel_inflight(&sdev->queues[i], NULL);
+		spyre_queue_cancel_inflight(&sdev->queues[i]);
 	spyre_mmu_slots_fini(sdev);
 }
+
+/* A function reset from outside (sysfs reset, VFIO): docs/uapi.md "Recovery". */
+static void spyre_pci_reset_prepare(struct pci_dev *pdev)
+{
+	spyre_function_reset_prepare(pci_get_drvdata(pdev));
+}
+
+static void spyre_pci_reset_done(struct pci_dev *pdev)
+{
+	spyre_function_reset_done(pci_get_drvdata(pdev));
+}
+
+/* AER: stop before the link is reset, replay once the card is back. */
+static pci_ers_result_t spyre_pci_error_detected(struct pci_dev *pdev,
+						 pci_channel_state_t state)
+{
+	struct spyre_drm_device *sdev = pci_get_drvdata(pdev);
+
+	drm_err(&sdev->drm, "PCI error, channel state %u\n", state);
+	if (state == pci_channel_io_perm_failure)
+		return PCI_ERS_RESULT_DISCONNECT;
+	spyre_function_reset_prepare(sdev);
+	return PCI_ERS_RESULT_NEED_RESET;
+}
+
+static pci_ers_result_t spyre_pci_slot_reset(struct pci_dev *pdev)
+{
+	struct spyre_drm_device *sdev = pci_get_drvdata(pdev);
+	u32 id;
+
+	pci_restore_state(pdev);
+	pci_save_state(pdev);
+	id = spyre_rd32(sdev, SPYRE_REG_ID);
+	if (id != SPYRE_ID_MAGIC) {
+		drm_err(&sdev->drm, "card not back after the link reset: ID 0x%08x\n", id);
+		return PCI_ERS_RESULT_DISCONNECT;
+	}
+	return PCI_ERS_RESULT_RECOVERED;
+}
+
+static void spyre_pci_resume(struct pci_dev *pdev)
+{
+	spyre_function_reset_done(pci_get_drvdata(pdev));
+}
+
+static const struct pci_error_handlers spyre_pci_err_handlers = {
+	.error_detected = spyre_pci_error_detected,
+	.slot_reset = spyre_pci_slot_reset,
+	.resume = spyre_pci_resume,
+	.reset_prepare = spyre_pci_reset_prepare,
+	.reset_done = spyre_pci_reset_done,
+};
 
 static const struct pci_device_id spyre_pci_ids[] = {
 	{ PCI_DEVICE(SPYRE_PCI_VENDOR_ID, SPYRE_PCI_DEVICE_ID) },
@@ -344,6 +402,7 @@ static struct pci_driver spyre_pci_driver = {
 	.id_table = spyre_pci_ids,
 	.probe = spyre_probe,
 	.remove = spyre_remove,
+	.err_handler = &spyre_pci_err_handlers,
 };
 module_pci_driver(spyre_pci_driver);
 

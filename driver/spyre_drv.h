@@ -68,9 +68,16 @@ struct spyre_drm_device {
 	u64 slot_fence_context;
 	u64 slot_fence_seqno;
 	struct work_struct error_work;	/* stopped queues, MMU faults */
-	/* Serialises card resets */
+	/*
+	 * Ordered: the schedulers' timeouts, the error work and every other
+	 * reset run here, one at a time.
+	 */
+	struct workqueue_struct *reset_wq;
+	/* Protects the card's registers against a reset (and clock) */
 	struct mutex reset_lock;
 	unsigned int reset_count;
+	/* From a function reset's prepare to its done; reset_wq only */
+	bool function_reset;
 	/* SPYRE_CLOCK_* the card's timestamps count (sysfs timestamp_clock); a reset keeps it */
 	u32 clock;
 	/* Protects files */

@@ -18,6 +18,7 @@
 
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
+#include <drm/drm_managed.h>
 #include <drm/drm_print.h>
 
 #include "spyre_drv.h"
@@ -331,7 +332,12 @@ static bool spyre_fault_read(struct spyre_drm_device *sdev, struct spyre_fault_r
 	return true;
 }
 
-/* Failed commands and MMU faults, out of interrupt context. */
+/*
+ * Failed commands and MMU faults, out of interrupt context, on the reset
+ * workqueue: never beside a reset.  Between a function reset's prepare and
+ * done the card is not there to ask; the reset clears what it reported,
+ * and the replayed job fails again if it must.
+ */
 static void spyre_error_work(struct work_struct *work)
 {
 	struct spyre_drm_device *sdev = container_of(work, struct spyre_drm_device, error_work);
@@ -339,7 +345,7 @@ static void spyre_error_work(struct work_struct *work)
 	bool faulted;
 	int idx;
 
-	if (!drm_dev_enter(&sdev->drm, &idx))
+	if (sdev->function_reset || !drm_dev_enter(&sdev->drm, &idx))
 		return;
 	faulted = spyre_fault_read(sdev, &fault);
 	if (!spyre_queues_handle_errors(sdev, faulted ? &fault : NULL) && faulted)
@@ -347,12 +353,26 @@ static void spyre_error_work(struct work_struct *work)
 	drm_dev_exit(idx);
 }
 
-/* The fault log, the error work the misc interrupt schedules, resets. */
-void spyre_fault_init(struct spyre_drm_device *sdev)
+static void spyre_reset_wq_release(struct drm_device *dev, void *arg)
+{
+	struct spyre_drm_device *sdev = arg;
+
+	destroy_workqueue(sdev->reset_wq);
+}
+
+/*
+ * The fault log, the error work the misc interrupt schedules, resets.
+ * Before the schedulers (their timeout workqueue) and released after them.
+ */
+int spyre_fault_init(struct spyre_drm_device *sdev)
 {
 	spin_lock_init(&sdev->fault_lock);
 	mutex_init(&sdev->reset_lock);
 	INIT_WORK(&sdev->error_work, spyre_error_work);
+	sdev->reset_wq = alloc_ordered_workqueue("spyre-reset-%s", 0, pci_name(sdev->pdev));
+	if (!sdev->reset_wq)
+		return -ENOMEM;
+	return drmm_add_action_or_reset(&sdev->drm, spyre_reset_wq_release, sdev);
 }
 
 /* After the card stopped interrupting: no error work runs past this. */
@@ -374,42 +394,146 @@ static int spyre_device_restore(struct spyre_drm_device *sdev)
 static char *spyre_reset_event[] = { "SPYRE_RESET=1", NULL };
 
 /*
- * Reset the card and bring every queue back.  A @bad job (one that hung)
- * fails with -ETIMEDOUT and bans its file; every other job in flight runs
- * again from the start.
+ * The card was reset and the schedulers are stopped: fail what was in
+ * flight (blamed jobs with -ETIMEDOUT, the rest to be replayed), program
+ * the card again if it is @present and restart the schedulers (without the
+ * card, replayed jobs fail).  Under reset_lock.
+ */
+static unsigned int spyre_device_reset_finish(struct spyre_drm_device *sdev, bool present)
+{
+	unsigned int replayed = 0;
+	int i;
+
+	lockdep_assert_held(&sdev->reset_lock);
+	for (i = 0; i < SPYRE_NUM_QUEUES; i++)
+		replayed += spyre_queue_cancel_inflight(&sdev->queues[i]);
+	if (present && spyre_device_restore(sdev))
+		drm_err(&sdev->drm, "card did not come back after reset\n");
+	spyre_queues_start(sdev);
+	sdev->reset_count++;
+	return replayed;
+}
+
+/*
+ * Reset the card and bring every queue back; on the reset workqueue (the
+ * schedulers' timeout handler, or spyre_device_reset_request()).  For a
+ * @bad job (one that hung), that job and the one every other queue stalled
+ * on as long fail with -ETIMEDOUT and ban their files; every other job in
+ * flight runs again from the start.  Jobs the card finished before the reset
+ * are not run again.
  */
 void spyre_device_recover(struct spyre_drm_device *sdev, struct drm_sched_job *bad)
 {
-	struct spyre_job *job = bad ? to_spyre_job(bad) : NULL;
+	struct dma_fence *bad_fence = bad ? to_spyre_job(bad)->hw_fence : NULL;
+	ktime_t now = ktime_get();
 	int i, idx;
 
-	if (!drm_dev_enter(&sdev->drm, &idx))
+	/* Inside a function reset the schedulers are stopped: its done restarts them. */
+	if (sdev->function_reset || !drm_dev_enter(&sdev->drm, &idx))
 		return;
 	mutex_lock(&sdev->reset_lock);
-	if (job)
-		drm_err(&sdev->drm, "queue %u: job hung; resetting the card\n", job->queue->index);
+	if (bad)
+		drm_err(&sdev->drm, "queue %u: job hung; resetting the card\n",
+			to_spyre_job(bad)->queue->index);
 	else
 		drm_info(&sdev->drm, "resetting the card on request\n");
-	for (i = 0; i < SPYRE_NUM_QUEUES; i++)
-		drm_sched_stop(&sdev->queues[i].sched, bad);
-
+	spyre_queues_stop(sdev, bad);
 	spyre_hw_reset(sdev);
+	/* What the card finished before it stopped is done, not replayed. */
 	for (i = 0; i < SPYRE_NUM_QUEUES; i++)
-		spyre_queue_cancel_inflight(&sdev->queues[i], job ? job->hw_fence : NULL);
-	if (job) {
-		if (job->sfile)
-			WRITE_ONCE(job->sfile->banned, true);
-		/* run_job sees the error and completes it without running it. */
-		dma_fence_set_error(&bad->s_fence->finished, -ETIMEDOUT);
-	}
-	if (spyre_device_restore(sdev))
-		drm_err(&sdev->drm, "card did not come back after reset\n");
-	for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
-		drm_sched_resubmit_jobs(&sdev->queues[i].sched);
-		drm_sched_start(&sdev->queues[i].sched);
-	}
-	sdev->reset_count++;
+		spyre_queue_signal(&sdev->queues[i]);
+	for (i = 0; bad && i < SPYRE_NUM_QUEUES; i++)
+		spyre_queue_blame(&sdev->queues[i], now,
+				  bad->sched == &sdev->queues[i].sched ? bad_fence : NULL);
+	spyre_device_reset_finish(sdev, true);
 	mutex_unlock(&sdev->reset_lock);
 	kobject_uevent_env(&sdev->drm.dev->kobj, KOBJ_CHANGE, spyre_reset_event);
 	drm_dev_exit(idx);
+}
+
+struct spyre_reset_request {
+	struct work_struct work;
+	struct spyre_drm_device *sdev;
+	void (*fn)(struct spyre_drm_device *sdev);
+};
+
+static void spyre_reset_request_work(struct work_struct *work)
+{
+	struct spyre_reset_request *r = container_of(work, struct spyre_reset_request, work);
+
+	r->fn(r->sdev);
+}
+
+/* Run @fn on the reset workqueue and wait: resets never overlap. */
+static void spyre_on_reset_wq(struct spyre_drm_device *sdev,
+			      void (*fn)(struct spyre_drm_device *sdev))
+{
+	struct spyre_reset_request r = { .sdev = sdev, .fn = fn };
+
+	INIT_WORK_ONSTACK(&r.work, spyre_reset_request_work);
+	queue_work(sdev->reset_wq, &r.work);
+	flush_work(&r.work);
+	destroy_work_on_stack(&r.work);
+}
+
+static void spyre_device_reset_requested(struct spyre_drm_device *sdev)
+{
+	spyre_device_recover(sdev, NULL);
+}
+
+/* debugfs: reset the card, replaying every job. */
+void spyre_device_reset_request(struct spyre_drm_device *sdev)
+{
+	spyre_on_reset_wq(sdev, spyre_device_reset_requested);
+}
+
+static void spyre_function_reset_stop(struct spyre_drm_device *sdev)
+{
+	mutex_lock(&sdev->reset_lock);
+	sdev->function_reset = true;
+	spyre_queues_stop(sdev, NULL);
+	mutex_unlock(&sdev->reset_lock);
+}
+
+static void spyre_function_reset_restart(struct spyre_drm_device *sdev)
+{
+	unsigned int replayed;
+	bool present;
+	int i, idx;
+
+	if (!sdev->function_reset)
+		return;
+	/* Removed meanwhile: the replayed jobs fail, as at remove. */
+	present = drm_dev_enter(&sdev->drm, &idx);
+	mutex_lock(&sdev->reset_lock);
+	if (present && spyre_hw_wait_ready(sdev))
+		spyre_hw_reset(sdev);
+	/* What the card finished before the reset is done, not replayed. */
+	for (i = 0; i < SPYRE_NUM_QUEUES; i++)
+		spyre_queue_signal(&sdev->queues[i]);
+	replayed = spyre_device_reset_finish(sdev, present);
+	sdev->function_reset = false;
+	mutex_unlock(&sdev->reset_lock);
+	if (!present)
+		return;
+	drm_info(&sdev->drm, "card restored after a function reset; %u jobs run again\n",
+		 replayed);
+	kobject_uevent_env(&sdev->drm.dev->kobj, KOBJ_CHANGE, spyre_reset_event);
+	drm_dev_exit(idx);
+}
+
+/*
+ * A reset of the PCI function from outside the driver (FLR through sysfs,
+ * AER recovery): before it, stop the schedulers, so nothing reaches the
+ * card; after it, program the card again and replay every job that was on
+ * it.  No job fails and no file is banned.
+ */
+void spyre_function_reset_prepare(struct spyre_drm_device *sdev)
+{
+	spyre_on_reset_wq(sdev, spyre_function_reset_stop);
+}
+
+void spyre_function_reset_done(struct spyre_drm_device *sdev)
+{
+	spyre_on_reset_wq(sdev, spyre_function_reset_restart);
 }

@@ -57,12 +57,15 @@ struct spyre_job_error_record {
 	char engine_detail[SPYRE_ENGINE_DETAIL_BYTES];
 };
 
-void spyre_fault_init(struct spyre_drm_device *sdev);
+int spyre_fault_init(struct spyre_drm_device *sdev);
 void spyre_fault_fini(struct spyre_drm_device *sdev);
 u64 spyre_fault_log_copy(struct spyre_drm_device *sdev, struct spyre_fault_record *log);
 u64 spyre_file_fault_log_copy(struct spyre_file *sfile, struct spyre_fault_record *log);
 u64 spyre_file_job_error_log_copy(struct spyre_file *sfile,
 				  struct spyre_job_error_record *log);
 void spyre_device_recover(struct spyre_drm_device *sdev, struct drm_sched_job *bad);
+void spyre_device_reset_request(struct spyre_drm_device *sdev);
+void spyre_function_reset_prepare(struct spyre_drm_device *sdev);
+void spyre_function_reset_done(struct spyre_drm_device *sdev);
 
 #endif /* __SPYRE_FAULT_H__ */

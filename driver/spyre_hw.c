@@ -67,20 +67,24 @@ bool spyre_hw_has_clock(const struct spyre_drm_device *sdev)
 	return (sdev->info.hw_version & SPYRE_VERSION_MINOR_MASK) >= SPYRE_HW_MINOR_CLOCK;
 }
 
-/* Abort all card work and return every register to its reset value. */
-int spyre_hw_reset(struct spyre_drm_device *sdev)
+/* Wait until the commands a reset aborted have stopped. */
+int spyre_hw_wait_ready(struct spyre_drm_device *sdev)
 {
 	u32 status;
 	int ret;
 
-	spyre_wr32(sdev, SPYRE_REG_DEV_CTRL, SPYRE_DEV_CTRL_RESET);
 	ret = read_poll_timeout(spyre_rd32, status, status & SPYRE_DEV_STATUS_READY,
 				100, SPYRE_RESET_TIMEOUT_US, false, sdev, SPYRE_REG_DEV_STATUS);
-	if (ret) {
+	if (ret)
 		drm_err(&sdev->drm, "card did not finish resetting (status 0x%x)\n", status);
-		return ret;
-	}
-	return 0;
+	return ret;
+}
+
+/* Abort all card work and return every register to its reset value. */
+int spyre_hw_reset(struct spyre_drm_device *sdev)
+{
+	spyre_wr32(sdev, SPYRE_REG_DEV_CTRL, SPYRE_DEV_CTRL_RESET);
+	return spyre_hw_wait_ready(sdev);
 }
 
 static irqreturn_t spyre_irq_misc(int irq, void *arg)
@@ -100,7 +104,7 @@ static irqreturn_t spyre_irq_misc(int irq, void *arg)
 		spyre_wr32(sdev, SPYRE_REG_ERR_STATUS, 0);
 	}
 	if (status & (SPYRE_INT_CMD_ERROR | SPYRE_INT_MMU_FAULT))
-		schedule_work(&sdev->error_work);
+		queue_work(sdev->reset_wq, &sdev->error_work);
 	if (status & SPYRE_INT_SELFTEST)
 		complete(&sdev->irq_selftest_done);
 	return IRQ_HANDLED;

@@ -22,6 +22,7 @@ static inline void spyre_wr32(struct spyre_drm_device *sdev, u32 reg, u32 val)
 bool spyre_hw_version_supported(u32 version);
 int spyre_hw_init(struct spyre_drm_device *sdev);
 int spyre_hw_reset(struct spyre_drm_device *sdev);
+int spyre_hw_wait_ready(struct spyre_drm_device *sdev);
 bool spyre_hw_has_clock(const struct spyre_drm_device *sdev);
 int spyre_hw_irq_init(struct spyre_drm_device *sdev);
 int spyre_hw_irq_selftest(struct spyre_drm_device *sdev);

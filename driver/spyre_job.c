@@ -119,12 +119,30 @@ bool spyre_seqno_passed(u64 done, u64 seqno)
 }
 EXPORT_SYMBOL_IF_KUNIT(spyre_seqno_passed);
 
-/* The card's 32-bit COMPLETED counter: is @a later than @b, across a wrap? */
-bool spyre_seqno32_after(u32 a, u32 b)
+/*
+ * Has a job that reached the card at @started stalled for @limit_ns at
+ * @now?  It runs from when it reached the card or from its queue's last
+ * progress (a fence signalled, the card reset), whichever came later.
+ */
+bool spyre_job_stalled(ktime_t now, ktime_t started, ktime_t last_progress, u64 limit_ns)
 {
-	return (s32)(a - b) > 0;
+	ktime_t since = ktime_after(last_progress, started) ? last_progress : started;
+
+	return ktime_compare(ktime_sub(now, since), ns_to_ktime(limit_ns)) >= 0;
 }
-EXPORT_SYMBOL_IF_KUNIT(spyre_seqno32_after);
+EXPORT_SYMBOL_IF_KUNIT(spyre_job_stalled);
+
+/*
+ * A job is hung once it stalled for half the timeout: the scheduler's
+ * timer, which restarts when a job starts or finishes, says the timeout
+ * passed; the half allows for a timer armed before the queue's last
+ * progress.  At a reset for a hang, the job each other queue has stalled on
+ * for as long is hung too: replaying it would only hang the card again.
+ */
+static u64 spyre_hang_ns(void)
+{
+	return (u64)spyre_job_timeout_ms * NSEC_PER_MSEC / 2;
+}
 
 static void spyre_ring_emit(struct spyre_queue *q, u8 opcode, u64 a0, u64 a1, u64 a2)
 {
@@ -193,6 +211,10 @@ static struct dma_fence *spyre_job_run(struct drm_sched_job *sched_job)
 		spyre_job_slot_release(job);
 		return spyre_hw_fence_failed(q, sched_job->s_fence->finished.error);
 	}
+	/* It finished (or failed) before a reset stopped the card: not again. */
+	if (job->hw_fence && dma_fence_is_signaled(job->hw_fence) &&
+	    job->hw_fence->error != -ECANCELED)
+		return dma_fence_get(job->hw_fence);
 	/* Replayed after a reset: take the context again (still bound). */
 	if (job->sfile && !job->slot_reserved) {
 		if (spyre_mmu_slot_try(&job->sfile->ctx))
@@ -269,6 +291,7 @@ void spyre_queue_signal(struct spyre_queue *q)
 		if (!spyre_seqno_passed(done, f->base.seqno))
 			break;
 		list_del(&f->link);
+		q->last_progress = ktime_get();
 		WRITE_ONCE(q->head, spyre_ring_advance(f->call_index, SPYRE_RING_PER_JOB));
 		spyre_hw_fence_release_slot(f);
 		if (f->sfile)
@@ -280,46 +303,110 @@ void spyre_queue_signal(struct spyre_queue *q)
 	spin_unlock_irqrestore(&q->fence_lock, flags);
 }
 
-/* Fail and drop every fence still in flight (the card was reset). */
-void spyre_queue_cancel_inflight(struct spyre_queue *q, struct dma_fence *guilty)
+/*
+ * After a reset for a hang, with the card stopped: blame the job @q is
+ * stuck on, @bad or one stalled for half the timeout at @now.  Its fence
+ * will fail with -ETIMEDOUT, its job is failed (not replayed) and its file
+ * banned.  Returns the blamed hardware fence, or NULL.
+ */
+struct dma_fence *spyre_queue_blame(struct spyre_queue *q, ktime_t now, struct dma_fence *bad)
+{
+	struct spyre_hw_fence *f;
+	struct drm_sched_job *s_job;
+	unsigned long flags;
+
+	spin_lock_irqsave(&q->fence_lock, flags);
+	f = list_first_entry_or_null(&q->inflight, struct spyre_hw_fence, link);
+	if (f && (&f->base == bad ||
+		  spyre_job_stalled(now, f->start, q->last_progress, spyre_hang_ns())))
+		f->hung = true;
+	else
+		f = NULL;
+	spin_unlock_irqrestore(&q->fence_lock, flags);
+	if (!f)
+		return NULL;
+
+	/* The scheduler is stopped: its pending jobs stay put. */
+	spin_lock(&q->sched.job_list_lock);
+	list_for_each_entry(s_job, &q->sched.pending_list, list) {
+		struct spyre_job *job = to_spyre_job(s_job);
+
+		if (job->hw_fence != &f->base || dma_fence_is_signaled(&s_job->s_fence->finished))
+			continue;
+		if (job->sfile)
+			WRITE_ONCE(job->sfile->banned, true);
+		/* run_job sees the error and completes it without running it. */
+		dma_fence_set_error(&s_job->s_fence->finished, -ETIMEDOUT);
+		break;
+	}
+	spin_unlock(&q->sched.job_list_lock);
+	drm_err(&q->sdev->drm, "queue %u: job %llu hung\n", q->index, f->job_id);
+	return &f->base;
+}
+
+/*
+ * Fail and drop every fence still in flight (the card was reset); returns
+ * how many were not blamed (their jobs run again).
+ */
+unsigned int spyre_queue_cancel_inflight(struct spyre_queue *q)
 {
 	struct spyre_hw_fence *f, *tmp;
+	unsigned int innocent = 0;
 	unsigned long flags;
 
 	spin_lock_irqsave(&q->fence_lock, flags);
 	list_for_each_entry_safe(f, tmp, &q->inflight, link) {
 		list_del(&f->link);
 		spyre_hw_fence_release_slot(f);
-		dma_fence_set_error(&f->base, &f->base == guilty ? -ETIMEDOUT : -ECANCELED);
+		innocent += !f->hung;
+		dma_fence_set_error(&f->base, f->hung ? -ETIMEDOUT : -ECANCELED);
 		dma_fence_signal_locked(&f->base);
 		dma_fence_put(&f->base);
 	}
 	spin_unlock_irqrestore(&q->fence_lock, flags);
+	return innocent;
 }
 
+/* Has @job, the oldest its queue has not finished, hung? */
+static bool spyre_job_hung(struct spyre_job *job)
+{
+	struct spyre_queue *q = job->queue;
+	unsigned long flags;
+	bool hung;
+
+	if (!job->hw_fence || dma_fence_is_signaled(job->hw_fence))
+		return false;
+	spin_lock_irqsave(&q->fence_lock, flags);
+	hung = spyre_job_stalled(ktime_get(), to_spyre_hw_fence(job->hw_fence)->start,
+				 q->last_progress, spyre_hang_ns());
+	spin_unlock_irqrestore(&q->fence_lock, flags);
+	return hung;
+}
+
+/*
+ * The four schedulers share one ordered timeout workqueue with every other
+ * reset, so this never runs beside another reset: a reset stops all four
+ * schedulers, which cancels their pending timeouts.
+ */
 static enum drm_gpu_sched_stat spyre_job_timedout(struct drm_sched_job *sched_job)
 {
 	struct spyre_job *job = to_spyre_job(sched_job);
 	struct drm_gpu_scheduler *sched = sched_job->sched;
-	struct spyre_queue *q = job->queue;
-	u32 completed;
+	struct spyre_drm_device *sdev = job->queue->sdev;
 	int idx;
 
 	/* The card is gone: its jobs were failed at remove. */
-	if (!drm_dev_enter(&q->sdev->drm, &idx))
+	if (!drm_dev_enter(&sdev->drm, &idx))
 		return DRM_GPU_SCHED_STAT_ENODEV;
-	completed = spyre_rd32(q->sdev, SPYRE_REG_QUEUE(q->index) + SPYRE_QREG_COMPLETED_LO);
-	drm_dev_exit(idx);
-
-	/* Still moving: the job is long, not hung.  Give it back its place. */
-	if (spyre_seqno32_after(completed, q->last_completed)) {
-		q->last_completed = completed;
+	if (spyre_job_hung(job)) {
+		spyre_device_recover(sdev, sched_job);
+	} else {
+		/* Finished, or its queue is still moving: give it back its place. */
 		spin_lock(&sched->job_list_lock);
 		list_add(&sched_job->list, &sched->pending_list);
 		spin_unlock(&sched->job_list_lock);
-		return DRM_GPU_SCHED_STAT_NOMINAL;
 	}
-	spyre_device_recover(q->sdev, sched_job);
+	drm_dev_exit(idx);
 	return DRM_GPU_SCHED_STAT_NOMINAL;
 }
 
@@ -360,7 +447,7 @@ int spyre_queues_hw_init(struct spyre_drm_device *sdev)
 
 		q->tail = 0;
 		WRITE_ONCE(q->head, 0);
-		q->last_completed = 0;
+		q->last_progress = ktime_get();
 		spyre_wr32(sdev, base + SPYRE_QREG_BASE_LO, lower_32_bits(q->ring_dma));
 		spyre_wr32(sdev, base + SPYRE_QREG_BASE_HI, upper_32_bits(q->ring_dma));
 		spyre_wr32(sdev, base + SPYRE_QREG_SIZE, SPYRE_RING_ENTRIES);
@@ -380,6 +467,7 @@ int spyre_queues_init(struct spyre_drm_device *sdev)
 		struct spyre_queue *q = &sdev->queues[i];
 		const struct drm_sched_init_args args = {
 			.ops = &spyre_sched_ops,
+			.timeout_wq = sdev->reset_wq,
 			.num_rqs = DRM_SCHED_PRIORITY_COUNT,
 			.credit_limit = SPYRE_JOBS_IN_FLIGHT,
 			.hang_limit = 0,
@@ -437,6 +525,33 @@ void spyre_queues_fini(struct spyre_drm_device *sdev)
 			spyre_job_free(job);
 		}
 		drm_sched_fini(sched);
+	}
+}
+
+/*
+ * Stop the four schedulers for a reset: nothing reaches the card, and jobs
+ * the card finishes from now on stay with their scheduler until
+ * spyre_queues_start().  @bad is the job a timeout took off its list.
+ */
+void spyre_queues_stop(struct spyre_drm_device *sdev, struct drm_sched_job *bad)
+{
+	int i;
+
+	for (i = 0; i < SPYRE_NUM_QUEUES; i++)
+		drm_sched_stop(&sdev->queues[i].sched, bad);
+}
+
+/*
+ * After a reset, with the rings programmed again: jobs that finished before
+ * it complete, blamed ones fail, every other one runs again from the start.
+ */
+void spyre_queues_start(struct spyre_drm_device *sdev)
+{
+	int i;
+
+	for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
+		drm_sched_resubmit_jobs(&sdev->queues[i].sched);
+		drm_sched_start(&sdev->queues[i].sched);
 	}
 }
 

@@ -6,6 +6,7 @@
 
 #include <linux/build_bug.h>
 #include <linux/dma-fence.h>
+#include <linux/ktime.h>
 #include <drm/gpu_scheduler.h>
 
 #include "spyre_regs.h"
@@ -33,7 +34,7 @@ struct spyre_queue {
 	char name[16];
 	struct drm_gpu_scheduler sched;
 	struct drm_gpu_scheduler *sched_list;	/* entities' one-element list */
-	u32 last_completed;		/* COMPLETED at the last timeout check */
+	ktime_t last_progress;		/* a fence last signalled, or the card was reset */
 	u8 *ring;			/* SPYRE_RING_ENTRIES commands */
 	dma_addr_t ring_dma;
 	u32 tail;			/* next free entry; run_job only */
@@ -55,6 +56,7 @@ struct spyre_hw_fence {
 	u32 call_index;			/* ring entry of the job's CALL */
 	u64 job_id;			/* SUBMIT's job_id, 0 for driver jobs */
 	ktime_t start;			/* doorbell time, for fdinfo */
+	bool hung;			/* blamed for a hang: fails with -ETIMEDOUT */
 };
 
 struct spyre_job {
@@ -80,7 +82,10 @@ void spyre_queues_fini(struct spyre_drm_device *sdev);
 int spyre_queues_hw_init(struct spyre_drm_device *sdev);
 u32 spyre_queue_ctrl(struct spyre_queue *q);
 void spyre_queue_signal(struct spyre_queue *q);
-void spyre_queue_cancel_inflight(struct spyre_queue *q, struct dma_fence *guilty);
+unsigned int spyre_queue_cancel_inflight(struct spyre_queue *q);
+struct dma_fence *spyre_queue_blame(struct spyre_queue *q, ktime_t now, struct dma_fence *bad);
+void spyre_queues_stop(struct spyre_drm_device *sdev, struct drm_sched_job *bad);
+void spyre_queues_start(struct spyre_drm_device *sdev);
 int spyre_file_entities_init(struct spyre_file *sfile);
 void spyre_file_entities_fini(struct spyre_file *sfile);
 int spyre_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
@@ -92,7 +97,7 @@ u32 spyre_ring_advance(u32 index, u32 n);
 u32 spyre_ring_used(u32 head, u32 tail);
 u32 spyre_ring_space(u32 head, u32 tail);
 bool spyre_seqno_passed(u64 done, u64 seqno);
-bool spyre_seqno32_after(u32 a, u32 b);
+bool spyre_job_stalled(ktime_t now, ktime_t started, ktime_t last_progress, u64 limit_ns);
 
 int spyre_submit_check_args(struct drm_device *dev, const struct drm_spyre_submit *args);
 

@@ -520,16 +520,40 @@ static void seqno_signals_in_order_across_wrap(struct kunit *test)
 	}
 }
 
-/* The 32-bit COMPLETED counter: progress is seen across its wrap too. */
-static void seqno32_after_across_wrap(struct kunit *test)
+/* A job's stall runs from its start or its queue's last progress, the later. */
+static void job_stalled_from_later_of_start_and_progress(struct kunit *test)
 {
-	KUNIT_EXPECT_TRUE(test, spyre_seqno32_after(1, 0));
-	KUNIT_EXPECT_FALSE(test, spyre_seqno32_after(0, 0));
-	KUNIT_EXPECT_FALSE(test, spyre_seqno32_after(0, 1));
-	KUNIT_EXPECT_TRUE(test, spyre_seqno32_after(0, U32_MAX));
-	KUNIT_EXPECT_TRUE(test, spyre_seqno32_after(3, U32_MAX - 3));
-	KUNIT_EXPECT_FALSE(test, spyre_seqno32_after(U32_MAX, 0));
-	KUNIT_EXPECT_TRUE(test, spyre_seqno32_after(0x80000000u, 1));
+	u64 limit = 500 * NSEC_PER_MSEC;
+	ktime_t t0 = ms_to_ktime(10000);
+
+	/* Started on an idle queue whose last progress was long ago. */
+	KUNIT_EXPECT_FALSE(test, spyre_job_stalled(ktime_add_ms(t0, 499), t0,
+						   ktime_sub_ms(t0, 9000), limit));
+	KUNIT_EXPECT_TRUE(test, spyre_job_stalled(ktime_add_ms(t0, 500), t0,
+						  ktime_sub_ms(t0, 9000), limit));
+	/* Queued behind others: it runs from the last one's completion. */
+	KUNIT_EXPECT_FALSE(test, spyre_job_stalled(ktime_add_ms(t0, 900), t0,
+						   ktime_add_ms(t0, 600), limit));
+	KUNIT_EXPECT_TRUE(test, spyre_job_stalled(ktime_add_ms(t0, 1100), t0,
+						  ktime_add_ms(t0, 600), limit));
+	/* A reset (progress) after the start restarts the count. */
+	KUNIT_EXPECT_FALSE(test, spyre_job_stalled(ktime_add_ms(t0, 800), t0,
+						   ktime_add_ms(t0, 700), limit));
+}
+
+/* Concurrent hangs: what a reset for one queue's hang blames on the others. */
+static void job_stalled_blames_hangs_started_together(struct kunit *test)
+{
+	u64 half = 5 * NSEC_PER_SEC;		/* half the default 10 s timeout */
+	ktime_t now = ms_to_ktime(100000);
+
+	/* Four hangs started within 100 ms: the first timed out, all are hung. */
+	KUNIT_EXPECT_TRUE(test, spyre_job_stalled(now, ktime_sub_ms(now, 10000), 0, half));
+	KUNIT_EXPECT_TRUE(test, spyre_job_stalled(now, ktime_sub_ms(now, 9900), 0, half));
+	/* A job that reached the card a second ago is innocent and replayed. */
+	KUNIT_EXPECT_FALSE(test, spyre_job_stalled(now, ktime_sub_ms(now, 1000), 0, half));
+	/* Clock readings never go backwards, but a start after now is not stalled. */
+	KUNIT_EXPECT_FALSE(test, spyre_job_stalled(now, ktime_add_ms(now, 1), 0, half));
 }
 
 static struct kunit_case spyre_job_cases[] = {
@@ -538,7 +562,8 @@ static struct kunit_case spyre_job_cases[] = {
 	KUNIT_CASE(ring_holds_every_job_in_flight),
 	KUNIT_CASE(seqno_passed_across_wrap),
 	KUNIT_CASE(seqno_signals_in_order_across_wrap),
-	KUNIT_CASE(seqno32_after_across_wrap),
+	KUNIT_CASE(job_stalled_from_later_of_start_and_progress),
+	KUNIT_CASE(job_stalled_blames_hangs_started_together),
 	KUNIT_CASE(submit_args_accepts_the_limits),
 	KUNIT_CASE(submit_args_rejects_each_bad_field),
 	KUNIT_CASE(bo_args_sizes_and_flags),
