@@ -163,17 +163,20 @@ $(B)/lib/pkgconfig/spyre.pc: libspyre/spyre.pc.in libspyre/include/spyre/spyre.h
 .PHONY: install uninstall install-dkms-source deb
 UDEVDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/udev,/etc/udev)
 EXAMPLEDIR ?= $(PREFIX)/lib/spyre/examples
+MANDIR ?= $(PREFIX)/share/man
+MAN_PAGES := $(patsubst $(B)/bin/%,docs/man/%.1,$(filter $(B)/bin/spyre-%,$(TOOLS)))
 INSTALL_TOOLS := $(filter $(B)/bin/spyre-%,$(TOOLS))
 INSTALL_EXAMPLES := $(B)/bin/device_info $(B)/bin/vector_add $(B)/bin/bias_gelu $(OPS_EXAMPLES)
 install: $(LIB) $(B)/lib/pkgconfig/spyre.pc tools
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/spyre $(DESTDIR)$(BINDIR) \
-		$(DESTDIR)$(EXAMPLEDIR) $(DESTDIR)$(UDEVDIR)/rules.d
+		$(DESTDIR)$(EXAMPLEDIR) $(DESTDIR)$(UDEVDIR)/rules.d $(DESTDIR)$(MANDIR)/man1
 	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/
 	ln -sfn libspyre.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sfn $(SONAME) $(DESTDIR)$(LIBDIR)/libspyre.so
 	install -m 644 $(PUBLIC_HDRS) $(DESTDIR)$(INCLUDEDIR)/spyre/
 	$(call PC_SUBST,$(LIBDIR),$(INCLUDEDIR)) libspyre/spyre.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/spyre.pc
 	install -m 755 $(INSTALL_TOOLS) $(DESTDIR)$(BINDIR)/
+	install -m 644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man1/
 	install -m 755 $(INSTALL_EXAMPLES) $(DESTDIR)$(EXAMPLEDIR)/
 	install -m 644 packaging/70-spyre.rules $(DESTDIR)$(UDEVDIR)/rules.d/
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; \
@@ -184,6 +187,7 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/libspyre.so $(DESTDIR)$(LIBDIR)/pkgconfig/spyre.pc \
 		$(addprefix $(DESTDIR)$(INCLUDEDIR)/spyre/,$(notdir $(PUBLIC_HDRS))) \
 		$(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(INSTALL_TOOLS))) \
+		$(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN_PAGES))) \
 		$(addprefix $(DESTDIR)$(EXAMPLEDIR)/,$(notdir $(INSTALL_EXAMPLES))) \
 		$(DESTDIR)$(UDEVDIR)/rules.d/70-spyre.rules
 	-rmdir $(DESTDIR)$(INCLUDEDIR)/spyre $(DESTDIR)$(EXAMPLEDIR) 2>/dev/null

@@ -2,8 +2,8 @@
 # Build the Debian guest: a Debian 13 (trixie) system as a user has it
 # (Debian's Linux 6.12 image and headers, DKMS, build-essential, systemd,
 # udev, sudo), on an ext4 disk image (label spyre-root) the guest boots from
-# over virtio-blk, or the q35 board's AHCI where QEMU lacks virtio-blk, with
-# its kernel and initrd beside it for QEMU's -kernel/-initrd.
+# over virtio-blk, with its kernel and initrd beside it for QEMU's
+# -kernel/-initrd.
 # vm-run.sh --distro (scripts/distro-run.sh) boots it; the busybox guest
 # stays for the fast suites.
 #

@@ -30,12 +30,14 @@ CONFIGURE_OPTS="--target-list=x86_64-softmmu --without-default-devices
 	--disable-tools --disable-user --disable-install-blobs --disable-debug-info
 	--enable-attr --enable-virtfs --disable-download --python=/usr/bin/python3"
 # The q35 board and devices beyond what it selects: the PCIe root port the card
-# sits behind, the card, and virtio-9p over PCI for vm-run.sh's host share.
+# sits behind, the card, virtio-9p over PCI for vm-run.sh's host share and
+# virtio-blk for the Debian guest's disk.
 DEVICE_CONFIG="CONFIG_Q35=y
 CONFIG_PCIE_PORT=y
 CONFIG_SPYRE=y
 CONFIG_VIRTIO_PCI=y
-CONFIG_VIRTIO_9P=y"
+CONFIG_VIRTIO_9P=y
+CONFIG_VIRTIO_BLK=y"
 
 # Hook hw/spyre into QEMU's build once; idempotent.
 hook_tree() {

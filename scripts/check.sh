@@ -42,6 +42,7 @@ suite_host() {
 	run_test "$B/tests/host/test_kernel_builder_san"
 	run_test "$B/tests/host/test_trace_san"
 	run_test "$SPYRE_TOP/tests/host/spyre-prof.sh" "$B"
+	run_test "$SPYRE_TOP/tests/host/man-pages.sh" "$B"
 	run_test "$B/tests/host/test_smi_fdinfo"
 }
 

@@ -59,7 +59,8 @@ esac
 APT_PKGS="build-essential pkg-config git python3 python3-venv meson ninja-build
 	libglib2.0-dev libpixman-1-dev libslirp-dev flex bison bc cpio zstd xz-utils
 	libelf-dev libssl-dev dwarves kmod libdrm-dev libudev-dev busybox-static
-	dpkg-dev rsync libfdt-dev sparse libopenblas-dev ca-certificates"
+	dpkg-dev rsync libfdt-dev sparse libopenblas-dev ca-certificates
+	man-db bsdextrautils"
 
 # The host's Debian release.  QEMU is built from Debian 13's source on both
 # releases (one QEMU for everyone); it needs meson >= 1.5, which Debian 12

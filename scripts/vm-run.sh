@@ -120,15 +120,9 @@ if [ $distro = 1 ]; then
 		qemu-img create -q -f qcow2 -F raw -b "$image/disk.img" "$disk" ||
 			{ echo "vm-run: cannot create the overlay $disk" >&2; exit 2; }
 	fi
-	# virtio-blk where this QEMU has it, else the q35 board's own AHCI; the
-	# root is found by its label either way.
-	if "$qemu" -device help 2>/dev/null | grep -q '"virtio-blk-pci"'; then
-		disk_args=(-drive "file=$disk,format=qcow2,if=none,id=root,cache=unsafe"
-			-device virtio-blk-pci,drive=root)
-	else
-		disk_args=(-drive "file=$disk,format=qcow2,if=none,id=root,cache=unsafe"
-			-device ide-hd,drive=root,bus=ide.0)
-	fi
+	# The root is found by its label.
+	disk_args=(-drive "file=$disk,format=qcow2,if=none,id=root,cache=unsafe"
+		-device virtio-blk-pci,drive=root)
 	append="root=LABEL=spyre-root rw $append systemd.show_status=error"
 fi
 qemu_args=(-nodefaults -machine q35 -accel tcg -smp 2 -m "$guest_mem" -no-reboot -display none

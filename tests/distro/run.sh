@@ -5,7 +5,9 @@
 # directory, DKMS against the guest's own headers, udev, a non-root user,
 # the README's example built with pkg-config); second boot of the same disk:
 # tests/distro/next-boot.sh (the driver loads by itself; purging removes
-# everything).  Prints TAP.  usage: run.sh BUILD_DIR
+# everything).  Before the boots, tests/distro/dkms-kernels.sh builds the
+# package through DKMS against Debian 12's 6.12 and the debug kernel on the
+# host.  Prints TAP.  usage: run.sh BUILD_DIR
 set -uo pipefail
 B=$(cd "$1" && pwd)
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -20,6 +22,8 @@ debs=$(ls "$B"/deb/*.deb 2>/dev/null | grep -v -- '-dbgsym_')
 	echo "Bail out! $B/deb does not hold the four packages (make deb)"
 	exit 1
 }
+# The same package's DKMS build against the host's other 6.12 kernels.
+"$top/tests/distro/dkms-kernels.sh" "$B"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 share=$work/share
