@@ -11,6 +11,8 @@
 #include "qemu/bswap.h"
 #include "qemu/log.h"
 #include "qemu/main-loop.h"
+#include "exec/cpu-common.h"
+#include "exec/memory.h"
 #include "trace.h"
 
 #include "spyre-dev.h"
@@ -174,6 +176,28 @@ static uint32_t spyre_copy(SpyreExec *e, uint64_t src, uint64_t dst,
     return st;
 }
 
+/*
+ * Write device memory from a pattern buffer.  Zeros over whole host pages
+ * give the pages back instead of writing them (the device memory is
+ * anonymous RAM, which reads back as zeros once discarded): clearing a new
+ * 16 GiB buffer then costs no host RAM until the buffer is written.
+ */
+static void spyre_mem_fill(SpyreState *s, uint64_t off, const uint8_t *src,
+                           uint64_t len, bool zero)
+{
+    uint64_t page = qemu_real_host_page_size();
+    uint64_t head = MIN(ROUND_UP(off, page) - off, len);
+    uint64_t body = QEMU_ALIGN_DOWN(len - head, page);
+
+    if (zero && body && !ram_block_discard_is_disabled() &&
+        !ram_block_discard_range(s->mem.ram_block, off + head, body)) {
+        memcpy(s->mem_ptr + off, src, head);
+        memcpy(s->mem_ptr + off + head + body, src, len - head - body);
+        return;
+    }
+    memcpy(s->mem_ptr + off, src, len);
+}
+
 /* Fill with a repeated 64-bit pattern (little-endian, from dst's start). */
 static uint32_t spyre_fill(SpyreExec *e, uint64_t dst, uint64_t len,
                            uint64_t pattern, uint8_t *bounce)
@@ -207,7 +231,8 @@ static uint32_t spyre_fill(SpyreExec *e, uint64_t dst, uint64_t len,
             }
             x.len = MIN(x.len, SPYRE_DMA_CHUNK - phase);
             if (!x.system) {
-                memcpy(e->s->mem_ptr + x.addr, bounce + phase, x.len);
+                spyre_mem_fill(e->s, x.addr, bounce + phase, x.len,
+                               pattern == 0);
             } else if (pci_dma_write(PCI_DEVICE(e->s), x.addr, bounce + phase,
                                      x.len)) {
                 st = SPYRE_CMD_STATUS_DMA_ERROR;

@@ -788,6 +788,59 @@ static void test_fill(void *obj, void *data, QGuestAllocator *alloc)
     wr(&c, SPYRE_REG_FAULT_STATUS, 0);
 }
 
+/* QEMU's resident anonymous memory, in bytes (RssAnon). */
+static uint64_t qemu_rss_anon(Card *c)
+{
+    g_autofree char *path = g_strdup_printf("/proc/%d/status",
+                                            (int)qtest_pid(c->qts));
+    g_autofree char *text = NULL;
+    const char *line;
+
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    line = strstr(text, "RssAnon:");
+    g_assert_nonnull(line);
+    return g_ascii_strtoull(line + strlen("RssAnon:"), NULL, 10) * KiB;
+}
+
+/*
+ * Zeros over device memory give its host pages back (docs/hardware.md
+ * "Device memory"): the bytes read as zeros, the bytes either side keep
+ * their pattern, and QEMU's resident memory shrinks instead of growing.
+ */
+static void test_fill_zero(void *obj, void *data, QGuestAllocator *alloc)
+{
+    const uint64_t pattern = 0x5a5a5a5a5a5a5a5aull, span = 32 * MiB;
+    uint64_t before, written, cleared;
+    uint8_t buf[8];
+    Card c;
+
+    card_setup(&c, obj, alloc);
+    before = qemu_rss_anon(&c);
+    g_assert_cmpuint(run(&c, 2, (Cmd) {
+        .opcode = SPYRE_OP_DMA_FILL, .args = { VA_DEV, span, pattern } }),
+        ==, SPYRE_CMD_STATUS_SUCCESS);
+    written = qemu_rss_anon(&c);
+    g_assert_cmpuint(written, >=, before + span - 2 * MiB);
+    g_assert_cmpuint(run(&c, 2, (Cmd) {
+        .opcode = SPYRE_OP_DMA_FILL, .args = { VA_DEV + 3, span - 6, 0 } }),
+        ==, SPYRE_CMD_STATUS_SUCCESS);
+    cleared = qemu_rss_anon(&c);
+    g_test_message("RssAnon %" PRIu64 " KiB, %" PRIu64 " after writing "
+                   "%" PRIu64 " MiB, %" PRIu64 " after zeroing them",
+                   before / KiB, written / KiB, span / MiB, cleared / KiB);
+    /* All but the unaligned ends, less what QEMU allocated meanwhile. */
+    g_assert_cmpuint(written - cleared, >=, span - 4 * MiB);
+    dev_read(&c, 0, buf, sizeof(buf));
+    g_assert_cmphex(buf[2], ==, 0x5a);
+    g_assert_cmphex(buf[3], ==, 0);
+    g_assert_cmphex(buf[7], ==, 0);
+    dev_read(&c, span / 2, buf, sizeof(buf));
+    g_assert_cmphex(buf[0] | buf[7], ==, 0);
+    dev_read(&c, span - 8, buf, sizeof(buf));
+    g_assert_cmphex(buf[4], ==, 0);
+    g_assert_cmphex(buf[5], ==, 0x5a);
+}
+
 /* A kernel the engine refuses: BAD_PROGRAM, with its engine status. */
 static void test_launch_bad_program(void *obj, void *data,
                                     QGuestAllocator *alloc)
@@ -1980,6 +2033,7 @@ static void spyre_register_nodes(void)
     qos_add_test("cmd/dma-copy", "spyre", test_dma_copy, NULL);
     qos_add_test("cmd/dma-copy-sg", "spyre", test_dma_copy_sg, NULL);
     qos_add_test("cmd/fill", "spyre", test_fill, NULL);
+    qos_add_test("cmd/fill-zero", "spyre", test_fill_zero, NULL);
     qos_add_test("cmd/launch/bad-program", "spyre", test_launch_bad_program,
                  NULL);
     qos_add_test("cmd/launch/deadlock", "spyre", test_launch_deadlock, NULL);
