@@ -32,6 +32,8 @@
 
 #define NQ		DRM_SPYRE_NUM_QUEUES
 #define COPY_BYTES	(1u << 20)
+#define BIG_BYTES	(32u << 20)	/* device-to-device copies that keep the card busy */
+#define BIG_COPIES	2
 #define BATCH		6	/* copies in flight per queue per batch */
 #define HANG_ROUNDS	8	/* 8 rounds x 4 queues = 32 hung jobs */
 #define BEHIND		3	/* innocent copies queued behind each hang */
@@ -113,10 +115,11 @@ struct copier {
 	int fd;
 	uint32_t queue;
 	struct bo src, dst[BATCH], cmd;
+	struct bo big[2], bigcmd;	/* device memory and its commands, with @busy */
 	uint32_t seed;
 };
 
-static int copier_open(struct copier *c, uint32_t queue)
+static int copier_open(struct copier *c, uint32_t queue, bool busy)
 {
 	memset(c, 0, sizeof(*c));
 	c->queue = queue;
@@ -127,6 +130,25 @@ static int copier_open(struct copier *c, uint32_t queue)
 	for (int i = 0; i < BATCH; i++)
 		if (bo_new(c->fd, COPY_BYTES, 0, &c->dst[i]))
 			return -1;
+	for (int i = 0; busy && i < 2; i++)
+		if (bo_new(c->fd, BIG_BYTES, DRM_SPYRE_BO_DEVICE, &c->big[i]))
+			return -1;
+	if (busy && bo_new(c->fd, 4096, 0, &c->bigcmd))
+		return -1;
+	return 0;
+}
+
+/* Copies between device buffers that keep the queue busy a while. */
+static int copier_submit_busy(struct copier *c)
+{
+	uint32_t bos[] = { c->big[0].handle, c->big[1].handle, c->bigcmd.handle };
+
+	for (int i = 0; i < BIG_COPIES; i++) {
+		cmd_put(c->bigcmd.map, i, SPYRE_OP_DMA_COPY, c->big[i % 2].va,
+			c->big[(i + 1) % 2].va, BIG_BYTES);
+		if (submit(c->fd, c->queue, c->bigcmd.va + i * SPYRE_CMD_SIZE, 1, bos, 3, 0))
+			return -1;
+	}
 	return 0;
 }
 
@@ -183,10 +205,12 @@ static int copy_batches(uint32_t queue, int batches, double seconds)
 	struct copier c;
 	int ret = 0, b;
 
-	if (copier_open(&c, queue))
+	if (copier_open(&c, queue, !batches))
 		return 10;
 	for (b = 0; !ret && (batches ? b < batches : now_s() < end); b++) {
 		copier_fill(&c);
+		if (!batches && copier_submit_busy(&c))
+			ret = 12;
 		for (int i = 0; i < BATCH && !ret; i++)
 			if (copier_submit(&c, i))
 				ret = 11;
@@ -304,7 +328,7 @@ static void hang_rounds(int rounds, bool race_debugfs, int resets_per_round)
 	double worst = 0, sum = 0;
 
 	for (int q = 0; q < NQ; q++)
-		ASSERT_EQ(copier_open(&inn[q], q), 0);
+		ASSERT_EQ(copier_open(&inn[q], q, false), 0);
 	for (int r = 0; r < rounds; r++) {
 		long before = reset_count();
 		double t = hang_round(inn, race_debugfs);
