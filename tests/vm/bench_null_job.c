@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * Driver overhead, measured in the guest: an empty job (one NOP command)
- * from SUBMIT to its syncobj signalling, and job throughput with 1 and 4
- * processes, each beside a bare no-op ioctl (QUERY asking only for a size)
- * measured in the same run the same way.
+ * from SUBMIT to its syncobj signalling, and job throughput with 1, 4, 16
+ * and 64 processes (more files than the card's 15 hardware contexts, so
+ * contexts are handed between files under load), with 1 and 4 beside a bare
+ * no-op ioctl (QUERY asking only for a size) measured the same way.
  *
  * usage: bench_null_job [SECONDS_PER_CASE]   (default 2)
  * Prints a table row per result, then one line "SPYRE-BENCH-JSON [...]"
@@ -24,6 +25,7 @@
 #include "uapi/drm/spyre_accel.h"
 
 #define BATCH	32	/* throughput: jobs submitted between waits */
+#define MAX_PROCS	64
 
 static double seconds = 2.0;
 
@@ -147,11 +149,12 @@ static double rate(int procs, int jobs)
 {
 	long *counts = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 			    -1, 0);
-	int pipefd[2], status;
-	pid_t pids[8];
+	int pipefd[2], readyfd[2], status;
+	pid_t pids[MAX_PROCS];
 	double t0, end, total = 0;
+	char byte;
 
-	if (counts == MAP_FAILED || pipe(pipefd))
+	if (procs > MAX_PROCS || counts == MAP_FAILED || pipe(pipefd) || pipe(readyfd))
 		die("setup", errno);
 	fflush(stdout);
 	for (int p = 0; p < procs; p++) {
@@ -164,7 +167,11 @@ static double rate(int procs, int jobs)
 
 			ctx_open(&c);
 			close(pipefd[1]);
+			close(readyfd[0]);
 			/* Everyone starts together, once all are set up. */
+			if (write(readyfd[1], "r", 1) != 1)
+				_exit(1);
+			close(readyfd[1]);
 			if (read(pipefd[0], &start, sizeof(start)) != sizeof(start))
 				_exit(1);
 			counts[p] = run_for(&c, p % DRM_SPYRE_NUM_QUEUES, jobs, start + seconds);
@@ -173,7 +180,11 @@ static double rate(int procs, int jobs)
 		}
 	}
 	close(pipefd[0]);
-	usleep(300000);
+	close(readyfd[1]);
+	for (int p = 0; p < procs; p++)
+		if (read(readyfd[0], &byte, 1) != 1)
+			die("a worker failed to set up", EIO);
+	close(readyfd[0]);
 	t0 = now_s();
 	for (int p = 0; p < procs; p++)
 		if (write(pipefd[1], &t0, sizeof(t0)) != sizeof(t0))
@@ -199,7 +210,7 @@ struct row {
 
 int main(int argc, char **argv)
 {
-	struct row rows[8];
+	struct row rows[10];
 	int n = 0;
 	struct ctx c;
 	double job_us, ioctl_us;
@@ -227,6 +238,8 @@ int main(int argc, char **argv)
 	rows[n++] = (struct row){ "driver.noop_ioctls_per_s_1p", rate(1, 0), "ioctls/s" };
 	rows[n++] = (struct row){ "driver.null_jobs_per_s_4p", rate(4, 1), "jobs/s" };
 	rows[n++] = (struct row){ "driver.noop_ioctls_per_s_4p", rate(4, 0), "ioctls/s" };
+	rows[n++] = (struct row){ "driver.null_jobs_per_s_16p", rate(16, 1), "jobs/s" };
+	rows[n++] = (struct row){ "driver.null_jobs_per_s_64p", rate(64, 1), "jobs/s" };
 
 	for (int i = 0; i < n; i++)
 		printf("%-34s %12.3f  %s\n", rows[i].name, rows[i].value, rows[i].unit);
