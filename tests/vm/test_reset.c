@@ -39,6 +39,8 @@
 #define BEHIND		3	/* innocent copies queued behind each hang */
 
 static char pci_dir[128];
+/* The card's node: after test_recovery's rebind it may not be accel0. */
+static char card_path[64] = "/dev/accel/accel0";
 
 static double now_s(void)
 {
@@ -48,19 +50,23 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* /sys/bus/pci/devices/<bdf> of accel0. */
+/* /sys/bus/pci/devices/<address> of the card spyre drives; its node in card_path. */
 static const char *card_dir(void)
 {
-	char link[256];
-	ssize_t len;
+	const char *addr;
+	glob_t g;
 
 	if (pci_dir[0])
 		return pci_dir;
-	len = readlink("/sys/class/accel/accel0/device", link, sizeof(link) - 1);
-	if (len <= 0)
+	if (glob("/sys/bus/pci/drivers/spyre/0000:*", 0, NULL, &g) || g.gl_pathc < 1) {
+		globfree(&g);
 		return "/nonexistent";
-	link[len] = '\0';
-	snprintf(pci_dir, sizeof(pci_dir), "/sys/bus/pci/devices/%s", strrchr(link, '/') + 1);
+	}
+	addr = strrchr(g.gl_pathv[0], '/') + 1;
+	snprintf(pci_dir, sizeof(pci_dir), "/sys/bus/pci/devices/%s", addr);
+	if (card_node(addr, card_path, sizeof(card_path)))
+		printf("  # no accel node for %s\n", addr);
+	globfree(&g);
 	return pci_dir;
 }
 
@@ -123,7 +129,8 @@ static int copier_open(struct copier *c, uint32_t queue, bool busy)
 {
 	memset(c, 0, sizeof(*c));
 	c->queue = queue;
-	c->fd = open("/dev/accel/accel0", O_RDWR | O_CLOEXEC);
+	card_dir();
+	c->fd = open(card_path, O_RDWR | O_CLOEXEC);
 	if (c->fd < 0 || bo_new(c->fd, COPY_BYTES, 0, &c->src) ||
 	    bo_new(c->fd, 4096, 0, &c->cmd))
 		return -1;
@@ -265,9 +272,11 @@ TEST(function_reset_under_load_loses_nothing)
 /* A file whose one job WAITs forever on queue @q (for a value never written). */
 static int hang_submit(uint32_t q, struct bo *cmd)
 {
-	int fd = open("/dev/accel/accel0", O_RDWR | O_CLOEXEC);
 	uint32_t bos[1];
+	int fd;
 
+	card_dir();
+	fd = open(card_path, O_RDWR | O_CLOEXEC);
 	if (fd < 0 || bo_new(fd, 4096, 0, cmd))
 		return -1;
 	bos[0] = cmd->handle;
