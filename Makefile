@@ -87,6 +87,7 @@ VM_TESTS := $(B)/tests/vm/test_query $(B)/tests/vm/test_submit $(B)/tests/vm/tes
 	$(B)/tests/vm/runtime_bench \
 	$(B)/tests/vm/test_badinput $(B)/tests/vm/fuzz_ioctl $(B)/tests/vm/test_ops \
 	$(B)/tests/vm/test_debugfs $(B)/tests/vm/test_stress $(B)/tests/vm/test_lifecycle \
+	$(B)/tests/vm/test_bigmem \
 	$(B)/tests/vm/test_prime2 $(B)/tests/vm/bench_null_job $(B)/tests/vm/smi_helper \
 	$(B)/tests/vm/run-vm-tests.sh \
 	$(B)/tests/vm/dmesg-check.sh

@@ -7,6 +7,7 @@
  */
 
 #include <linux/dma-resv.h>
+#include <linux/sched/signal.h>
 #include <linux/sizes.h>
 
 #include <drm/drm_file.h>
@@ -234,10 +235,16 @@ static int spyre_bo_device_clear(struct spyre_drm_device *sdev, struct spyre_bo 
 	ret = spyre_mmu_map(&sdev->driver_ctx, &va, &backing, 0);
 	if (ret)
 		return ret;
-	/* In pieces, so no single driver job looks hung on a big buffer. */
-	for (off = 0; off < backing.size && !ret; off += SPYRE_CLEAR_CHUNK)
+	/*
+	 * In pieces, so no single driver job looks hung on a big buffer and a
+	 * dying process stops after the piece in flight.
+	 */
+	for (off = 0; off < backing.size && !ret; off += SPYRE_CLEAR_CHUNK) {
 		ret = spyre_driver_fill(sdev, va.start + off,
 					min_t(u64, SPYRE_CLEAR_CHUNK, backing.size - off), 0);
+		if (!ret && fatal_signal_pending(current))
+			ret = -EINTR;
+	}
 	spyre_mmu_unmap(&sdev->driver_ctx, &va);
 	return ret;
 }
@@ -261,8 +268,8 @@ static struct spyre_bo *spyre_bo_device_create(struct spyre_drm_device *sdev, u6
 
 	/* CPU-visible memory is scarce: others take it from the top. */
 	mutex_lock(&sdev->vram_lock);
-	ret = drm_mm_insert_node_in_range(&sdev->vram, &bo->vram, size, SPYRE_PAGE_SIZE, 0, 0,
-					  end, flags & DRM_SPYRE_BO_MAPPABLE ?
+	ret = drm_mm_insert_node_in_range(&sdev->vram, &bo->vram, size, spyre_mmu_alignment(size),
+					  0, 0, end, flags & DRM_SPYRE_BO_MAPPABLE ?
 					  DRM_MM_INSERT_LOW : DRM_MM_INSERT_HIGH);
 	mutex_unlock(&sdev->vram_lock);
 	if (ret) {
@@ -317,7 +324,7 @@ int spyre_bo_check_create_args(u64 size, u32 flags, u64 mem_bytes, u64 aperture_
 		return -EINVAL;
 	if ((flags & DRM_SPYRE_BO_MAPPABLE) && !(flags & DRM_SPYRE_BO_DEVICE))
 		return -EINVAL;
-	if (!size || size > SPYRE_BO_MAX_HOST_SIZE)
+	if (!size || (!(flags & DRM_SPYRE_BO_DEVICE) && size > SPYRE_BO_MAX_HOST_SIZE))
 		return -EINVAL;
 	if ((flags & DRM_SPYRE_BO_MAPPABLE) && size > aperture_bytes)
 		return -EINVAL;

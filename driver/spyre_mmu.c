@@ -10,6 +10,7 @@
 #include <linux/dma-mapping.h>
 #include <linux/dma-fence.h>
 #include <linux/io.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 
 #include <drm/drm_drv.h>
@@ -58,15 +59,20 @@ static void spyre_pt_free(struct spyre_drm_device *sdev, struct spyre_pt *pt)
 	dma_free_coherent(&sdev->pdev->dev, SPYRE_PAGE_SIZE, pt->cpu, pt->dma);
 }
 
-/* The level-3 table for @va, creating the path down to it. */
-static u64 *spyre_mmu_leaf_table(struct spyre_mmu_ctx *ctx, u64 va)
+/*
+ * The table at @depth (2 or 3) for @va, creating the path down to it.  A
+ * parent entry is rewritten when it does not point at its table: a 2 MiB
+ * page may have replaced the table's entry while the range was in use.
+ */
+static u64 *spyre_mmu_table(struct spyre_mmu_ctx *ctx, u64 va, int depth)
 {
 	struct spyre_pt *parent = &ctx->root, *pt;
 	int level, ret;
 
 	lockdep_assert_held(&ctx->lock);
-	for (level = 1; level <= 3; level++) {
+	for (level = 1; level <= depth; level++) {
 		unsigned long key = spyre_pt_key(va, level);
+		u64 *entry = &parent->cpu[spyre_pt_index(va, level - 1)];
 
 		pt = xa_load(&ctx->tables, key);
 		if (!pt) {
@@ -83,9 +89,9 @@ static u64 *spyre_mmu_leaf_table(struct spyre_mmu_ctx *ctx, u64 va)
 				kfree(pt);
 				return NULL;
 			}
-			WRITE_ONCE(parent->cpu[spyre_pt_index(va, level - 1)],
-				   spyre_pte_encode(pt->dma, false, false));
 		}
+		if (READ_ONCE(*entry) != spyre_pte_encode(pt->dma, false, false))
+			WRITE_ONCE(*entry, spyre_pte_encode(pt->dma, false, false));
 		parent = pt;
 	}
 	return parent->cpu;
@@ -358,31 +364,81 @@ void spyre_mmu_invalidate(struct spyre_mmu_ctx *ctx)
 	spin_unlock_irqrestore(&sdev->slot_lock, flags);
 }
 
+/* Whether [@va, @va + @size) can start with a 2 MiB page for @addr. */
+bool spyre_mmu_huge_fits(u64 va, u64 addr, u64 size)
+{
+	return IS_ALIGNED(va, SPYRE_HUGE_PAGE_SIZE) && IS_ALIGNED(addr, SPYRE_HUGE_PAGE_SIZE) &&
+	       size >= SPYRE_HUGE_PAGE_SIZE;
+}
+EXPORT_SYMBOL_IF_KUNIT(spyre_mmu_huge_fits);
+
+/*
+ * Map [@va, @va + @size) to @addr: 2 MiB pages where both sides are
+ * aligned, 4 KiB pages elsewhere.  A fatal signal stops it (-EINTR) every
+ * 2 MiB, so a dying process does not finish a large mapping first.
+ */
 static int spyre_mmu_set_range(struct spyre_mmu_ctx *ctx, u64 va, u64 addr, u64 size,
 			       bool system, bool writable)
 {
-	u64 off;
+	u64 off = 0, pte, step;
+	int depth;
 
-	for (off = 0; off < size; off += SPYRE_PAGE_SIZE) {
-		u64 *table = spyre_mmu_leaf_table(ctx, va + off);
+	while (off < size) {
+		u64 *table;
 
+		if (IS_ALIGNED(va + off, SPYRE_HUGE_PAGE_SIZE) && fatal_signal_pending(current))
+			return -EINTR;
+		pte = spyre_pte_encode(addr + off, system, writable);
+		if (spyre_mmu_huge_fits(va + off, addr + off, size - off)) {
+			depth = 2;
+			step = SPYRE_HUGE_PAGE_SIZE;
+			pte |= SPYRE_PTE_LEAF;
+		} else {
+			depth = 3;
+			step = SPYRE_PAGE_SIZE;
+		}
+		table = spyre_mmu_table(ctx, va + off, depth);
 		if (!table)
 			return -ENOMEM;
-		WRITE_ONCE(table[spyre_pt_index(va + off, 3)],
-			   spyre_pte_encode(addr + off, system, writable));
+		WRITE_ONCE(table[spyre_pt_index(va + off, depth)], pte);
+		off += step;
 	}
 	return 0;
 }
 
+/*
+ * Clear what spyre_mmu_set_range() wrote: a 2 MiB page is seen by its LEAF
+ * bit.  Ranges without tables are skipped whole, so clearing a large range
+ * a failed or interrupted mapping left half-written stays quick.
+ */
 static void spyre_mmu_clear_range(struct spyre_mmu_ctx *ctx, u64 va, u64 size)
 {
-	u64 off;
+	const u64 l2_span = 1ull << SPYRE_PT_SHIFT(1);
+	u64 off = 0;
 
-	for (off = 0; off < size; off += SPYRE_PAGE_SIZE) {
-		struct spyre_pt *pt = xa_load(&ctx->tables, spyre_pt_key(va + off, 3));
+	while (off < size) {
+		u64 cur = va + off;
+		struct spyre_pt *pt = xa_load(&ctx->tables, spyre_pt_key(cur, 2));
+		u64 *entry = pt ? &pt->cpu[spyre_pt_index(cur, 2)] : NULL;
+		u64 pte = entry ? READ_ONCE(*entry) : 0;
 
+		if (!entry) {
+			off = ALIGN(cur + 1, l2_span) - va;
+			continue;
+		}
+		if ((pte & SPYRE_PTE_LEAF) && spyre_mmu_huge_fits(cur, 0, size - off)) {
+			WRITE_ONCE(*entry, 0);
+			off += SPYRE_HUGE_PAGE_SIZE;
+			continue;
+		}
+		if (!(pte & SPYRE_PTE_VALID)) {
+			off = ALIGN(cur + 1, SPYRE_HUGE_PAGE_SIZE) - va;
+			continue;
+		}
+		pt = xa_load(&ctx->tables, spyre_pt_key(cur, 3));
 		if (pt)
-			WRITE_ONCE(pt->cpu[spyre_pt_index(va + off, 3)], 0);
+			WRITE_ONCE(pt->cpu[spyre_pt_index(cur, 3)], 0);
+		off += SPYRE_PAGE_SIZE;
 	}
 }
 
@@ -410,6 +466,13 @@ static int spyre_mmu_write_backing(struct spyre_mmu_ctx *ctx, u64 va,
 	return done == b->size ? 0 : -EINVAL;
 }
 
+/* Alignment that lets a buffer of @size use 2 MiB pages. */
+u64 spyre_mmu_alignment(u64 size)
+{
+	return size >= SPYRE_HUGE_PAGE_SIZE ? SPYRE_HUGE_PAGE_SIZE : SPYRE_PAGE_SIZE;
+}
+EXPORT_SYMBOL_IF_KUNIT(spyre_mmu_alignment);
+
 /*
  * Give @backing a device virtual address in @ctx (@fixed_va, or a free
  * range when 0) and write its page-table entries.
@@ -429,8 +492,8 @@ int spyre_mmu_map(struct spyre_mmu_ctx *ctx, struct drm_mm_node *node,
 		ret = drm_mm_reserve_node(&ctx->va, node);
 	} else {
 		ret = drm_mm_insert_node_in_range(&ctx->va, node, backing->size + SPYRE_VA_GUARD,
-						  SPYRE_PAGE_SIZE, 0, SPYRE_VA_START, SPYRE_VA_END,
-						  DRM_MM_INSERT_BEST);
+						  spyre_mmu_alignment(backing->size), 0,
+						  SPYRE_VA_START, SPYRE_VA_END, DRM_MM_INSERT_BEST);
 	}
 	if (ret)
 		goto out_unlock;

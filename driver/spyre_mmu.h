@@ -74,5 +74,7 @@ void spyre_mmu_ctx_wait_idle(struct spyre_mmu_ctx *ctx);
 unsigned int spyre_pt_index(u64 va, int level);
 unsigned long spyre_pt_key(u64 va, int level);
 u64 spyre_pte_encode(u64 addr, bool system, bool writable);
+bool spyre_mmu_huge_fits(u64 va, u64 addr, u64 size);
+u64 spyre_mmu_alignment(u64 size);
 
 #endif /* __SPYRE_MMU_H__ */

@@ -19,13 +19,20 @@ mkdir -p "$out"
 	'modprobe spyre && /usr/share/spyre/tests/bench_null_job 2' > "$out/driver.log"
 grep -v '^SPYRE-BENCH-JSON ' "$out/driver.log"
 sed -n 's/^SPYRE-BENCH-JSON //p' "$out/driver.log" > "$out/driver.json"
+# A 128 GiB card: creating a 16 GiB device buffer, reaping a process killed
+# while it allocates (tests/vm/test_bigmem.c prints "# bench NAME VALUE UNIT").
+"$SPYRE_TOP/scripts/vm-run.sh" --mem-size 128G --timeout 600 -- \
+	'modprobe spyre && /usr/share/spyre/tests/test_bigmem' > "$out/bigmem.log"
+cat "$out/bigmem.log"
+awk '/# bench / { printf "%s{\"name\": \"%s\", \"value\": %s, \"unit\": \"%s\"}", n++ ? ", " : "[", $3, $4, $5 }
+	END { print n ? "]" : "[]" }' "$out/bigmem.log" > "$out/bigmem.json"
 # libspyre's copies (runtime.h2d_gbps, runtime.d2h_gbps) against a guest memcpy.
 "$SPYRE_TOP/scripts/vm-run.sh" --timeout 600 -- \
 	'modprobe spyre && /usr/share/spyre/tests/runtime_bench 64' > "$out/runtime.log"
 grep -v '^SPYRE-BENCH-JSON ' "$out/runtime.log"
 sed -n 's/^SPYRE-BENCH-JSON //p' "$out/runtime.log" > "$out/runtime.json"
 python3 - "$out/results.json" "$out/dma.json" "$out/engine.json" "$out/model.json" "$out/ops.json" \
-	"$out/runtime.json" "$out/driver.json" <<'PY'
+	"$out/runtime.json" "$out/driver.json" "$out/bigmem.json" <<'PY'
 import json, sys
 rows = []
 for path in sys.argv[2:]:

@@ -62,30 +62,41 @@ vm_suite() {	# kernel flavour
 	# A guest that died or hung has not reported its plan: make it a failure.
 	[ $rc = 0 ] || echo "Bail out! guest exited with status $rc"
 }
-# PRIME between two cards: a second guest, with two cards.
-two_card_suite() {	# kernel flavour
-	"$SPYRE_TOP/scripts/vm-run.sh" --kernel "$1" --cards 2 --timeout 300 -- \
-		'T=/usr/share/spyre/tests
-		 modprobe spyre || echo "Bail out! cannot load spyre"
-		 $T/test_prime2
+# A guest of its own for tests that need other cards: load the driver, run
+# TEST, then check the kernel log.
+guest_with_log_check() {	# kernel flavour, what, TEST, vm-run options...
+	local kernel=$1 what=$2 test=$3
+	shift 3
+	"$SPYRE_TOP/scripts/vm-run.sh" --kernel "$kernel" "$@" -- \
+		"T=/usr/share/spyre/tests
+		 modprobe spyre || echo 'Bail out! cannot load spyre'
+		 \$T/$test
 		 echo 1..1
-		 if dmesg | $T/dmesg-check.sh > /tmp/dmesg.out; then
-			echo "ok 1 - two cards: kernel log clean"
+		 if dmesg | \$T/dmesg-check.sh > /tmp/dmesg.out; then
+			echo 'ok 1 - $what: kernel log clean'
 		 else
-			echo "not ok 1 - two cards: kernel log clean"; cat /tmp/dmesg.out
-		 fi'
+			echo 'not ok 1 - $what: kernel log clean'; cat /tmp/dmesg.out
+		 fi"
 	local rc=$?
-	[ $rc = 0 ] || echo "Bail out! two-card guest exited with status $rc"
+	[ $rc = 0 ] || echo "Bail out! $what guest exited with status $rc"
+}
+# PRIME between two cards (tests/vm/test_prime2.c).
+two_card_suite() { guest_with_log_check "$1" "two cards" test_prime2 --cards 2 --timeout 300; }
+# A 128 GiB card (the real card's largest): a 16 GiB buffer, many small
+# ones, exhaustion, a process killed while allocating (tests/vm/test_bigmem.c).
+big_card_suite() {
+	guest_with_log_check "$1" "128 GiB card" test_bigmem --mem-size 128G --timeout 600
 }
 # The user's path: a program built outside the checkout, run with spyre-vm.
 user_program_suite() { "$SPYRE_TOP/tests/vm/user-program.sh" "$B"; }
-suite_vm() { vm_suite stock; two_card_suite stock; user_program_suite; }
+suite_vm() { vm_suite stock; two_card_suite stock; big_card_suite stock; user_program_suite; }
 
 # vm-debug: the same selftests under KASAN, lockdep and kmemleak, then a
 # negative test: a deliberate use-after-free must be caught by the scanner.
 suite_vm-debug() {
 	vm_suite debug
 	two_card_suite debug
+	big_card_suite debug
 	echo "1..1"
 	local out
 	out=$("$SPYRE_TOP/scripts/vm-run.sh" --kernel debug --timeout 600 -- \

@@ -334,10 +334,27 @@ static void mmu_pte_encoding(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pte, 0x2000ull | SPYRE_PTE_VALID | SPYRE_PTE_WRITE);
 }
 
+/* A 2 MiB page only where both addresses are aligned and 2 MiB remain. */
+static void mmu_huge_pages_where_aligned(struct kunit *test)
+{
+	const u64 huge = SPYRE_HUGE_PAGE_SIZE, va = SPYRE_VA_START;
+
+	KUNIT_EXPECT_TRUE(test, spyre_mmu_huge_fits(va, 0, huge));
+	KUNIT_EXPECT_TRUE(test, spyre_mmu_huge_fits(va + huge, 16 * huge, 8 * huge));
+	KUNIT_EXPECT_FALSE(test, spyre_mmu_huge_fits(va, 0, huge - SPYRE_PAGE_SIZE));
+	KUNIT_EXPECT_FALSE(test, spyre_mmu_huge_fits(va + SPYRE_PAGE_SIZE, 0, 4 * huge));
+	KUNIT_EXPECT_FALSE(test, spyre_mmu_huge_fits(va, SPYRE_PAGE_SIZE, 4 * huge));
+	/* Buffers of 2 MiB or more get 2 MiB aligned addresses, smaller ones 4 KiB. */
+	KUNIT_EXPECT_EQ(test, spyre_mmu_alignment(huge), huge);
+	KUNIT_EXPECT_EQ(test, spyre_mmu_alignment(16ull << 30), huge);
+	KUNIT_EXPECT_EQ(test, spyre_mmu_alignment(huge - SPYRE_PAGE_SIZE), SPYRE_PAGE_SIZE);
+}
+
 static struct kunit_case spyre_mmu_cases[] = {
 	KUNIT_CASE(mmu_pt_index_per_level),
 	KUNIT_CASE(mmu_pt_key_identifies_tables),
 	KUNIT_CASE(mmu_pte_encoding),
+	KUNIT_CASE(mmu_huge_pages_where_aligned),
 	{}
 };
 
@@ -402,6 +419,11 @@ static void bo_args_sizes_and_flags(struct kunit *test)
 			-EINVAL);
 	KUNIT_EXPECT_EQ(test, spyre_bo_check_create_args(mem, DRM_SPYRE_BO_DEVICE, mem, ap), 0);
 	KUNIT_EXPECT_EQ(test, spyre_bo_check_create_args(mem + 1, DRM_SPYRE_BO_DEVICE, mem, ap),
+			-EINVAL);
+	/* Device buffers are bounded by the card's memory, not the host limit. */
+	KUNIT_EXPECT_EQ(test, spyre_bo_check_create_args(SZ_64G, DRM_SPYRE_BO_DEVICE, SZ_128G, ap),
+			0);
+	KUNIT_EXPECT_EQ(test, spyre_bo_check_create_args(U64_MAX, DRM_SPYRE_BO_DEVICE, SZ_128G, ap),
 			-EINVAL);
 	KUNIT_EXPECT_EQ(test, spyre_bo_check_create_args(ap + 1, DRM_SPYRE_BO_DEVICE |
 							 DRM_SPYRE_BO_MAPPABLE, mem, ap), -EINVAL);

@@ -12,9 +12,12 @@
 #include <glob.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "spyre_cmd.h"
@@ -131,6 +134,52 @@ static inline int card_node(const char *addr, char *path, size_t len)
 		}
 		usleep(100000);
 	}
+	return -1;
+}
+
+/* A debugfs file of the card behind @fd, whole, NUL-terminated (free it). */
+static inline char *debugfs_read(int fd, const char *name)
+{
+	char path[160], link[256], *buf;
+	size_t len = 0, cap = 1 << 16;
+	struct stat st;
+	ssize_t n;
+	int dfd;
+
+	/* The card's debugfs directory is named after its PCI device. */
+	if (fstat(fd, &st))
+		return NULL;
+	snprintf(path, sizeof(path), "/sys/dev/char/%u:%u/device", major(st.st_rdev),
+		 minor(st.st_rdev));
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return NULL;
+	link[n] = '\0';
+	snprintf(path, sizeof(path), "/sys/kernel/debug/accel/%s/%s", strrchr(link, '/') + 1,
+		 name);
+	dfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (dfd < 0)
+		return NULL;
+	buf = malloc(cap);
+	while (buf && (n = read(dfd, buf + len, cap - len - 1)) > 0) {
+		len += n;
+		if (len + 1 == cap)
+			buf = realloc(buf, cap *= 2);
+	}
+	close(dfd);
+	if (buf)
+		buf[len] = '\0';
+	return buf;
+}
+
+/* The value of "key value" line @key in @text, or -1. */
+static inline long long keyed(const char *text, const char *key)
+{
+	size_t klen = strlen(key);
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (!strncmp(l, key, klen) && l[klen] == ' ')
+			return strtoll(l + klen + 1, NULL, 0);
 	return -1;
 }
 

@@ -32,7 +32,7 @@
 
 #define NQ		DRM_SPYRE_NUM_QUEUES
 #define COPY_BYTES	(1u << 20)
-#define BIG_BYTES	(32u << 20)	/* device-to-device copies that keep the card busy */
+#define BIG_BYTES	(8u << 20)	/* device-to-device copies that keep the card busy */
 #define BIG_COPIES	2
 #define BATCH		6	/* copies in flight per queue per batch */
 #define HANG_ROUNDS	8	/* 8 rounds x 4 queues = 32 hung jobs */
