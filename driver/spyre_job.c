@@ -32,6 +32,11 @@ static unsigned int spyre_job_timeout_ms = 10000;
 module_param_named(job_timeout_ms, spyre_job_timeout_ms, uint, 0444);
 MODULE_PARM_DESC(job_timeout_ms, "Time a job may run before the card is reset (ms)");
 
+static unsigned int spyre_max_queued_jobs = 65536;
+module_param_named(max_queued_jobs, spyre_max_queued_jobs, uint, 0644);
+MODULE_PARM_DESC(max_queued_jobs,
+		 "Jobs one open file may have waiting for the card before SUBMIT fails with EBUSY");
+
 static inline struct spyre_hw_fence *to_spyre_hw_fence(struct dma_fence *f)
 {
 	return container_of(f, struct spyre_hw_fence, base);
@@ -756,6 +761,17 @@ int spyre_driver_fill(struct spyre_drm_device *sdev, u64 va, u64 bytes, u64 patt
 	return ret;
 }
 
+/* Jobs of @sfile submitted but not yet taken by a scheduler onto the card. */
+static u32 spyre_file_queued_jobs(struct spyre_file *sfile)
+{
+	u32 n = 0;
+	int i;
+
+	for (i = 0; i < SPYRE_NUM_QUEUES; i++)
+		n += spsc_queue_count(&sfile->entities[i].job_queue);
+	return n;
+}
+
 int spyre_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 {
 	struct spyre_drm_device *sdev = to_spyre_drm_device(dev);
@@ -771,6 +787,9 @@ int spyre_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file
 		return ret;
 	if (READ_ONCE(sfile->banned))
 		return -ECANCELED;
+	/* One file cannot pin unbounded kernel memory in queued jobs. */
+	if (spyre_file_queued_jobs(sfile) >= READ_ONCE(spyre_max_queued_jobs))
+		return -EBUSY;
 
 	if (args->out_syncobj) {
 		out = drm_syncobj_find(file, args->out_syncobj);

@@ -377,6 +377,12 @@ static spyre_status submit_ioctl(spyre_stream *s, struct spyre_submission *sub, 
 		atomic_store(&dev->lost, 1);
 		return spyre_device_check_alive(dev);
 	}
+	if (ret == -EBUSY)
+		return spyre_set_error(SPYRE_ERROR_DRIVER,
+				       "%s: submit: this device open already has the driver's limit "
+				       "of jobs waiting for the card (module parameter "
+				       "max_queued_jobs); synchronize a stream and retry",
+				       dev->props.devnode);
 	if (ret)
 		return spyre_set_error(spyre_status_from_errno(-ret), "%s: submit: %s",
 				       dev->props.devnode, strerror(-ret));

@@ -483,4 +483,63 @@ TEST(submit_bad_arguments)
 	close(fd);
 }
 
+#define QUEUE_LIMIT	256
+#define LIMIT_PARAM	"/sys/module/spyre/parameters/max_queued_jobs"
+
+/*
+ * A file may have max_queued_jobs jobs waiting for the card; the next
+ * SUBMIT fails with EBUSY until some reach it, and other files are not
+ * held back.  Queue 0 is held by a WAIT on a host flag meanwhile.
+ */
+TEST(queued_jobs_per_file_are_bounded)
+{
+	int fd = open_card(), other = open_card(), ret = 0, n;
+	char old[32] = "";
+	struct bo flag, cmd, ocmd;
+	uint32_t so, oso;
+	FILE *f = fopen(LIMIT_PARAM, "r");
+
+	ASSERT_TRUE(fd >= 0 && other >= 0);
+	ASSERT_TRUE(f != NULL);
+	ASSERT_TRUE(fgets(old, sizeof(old), f) != NULL);
+	fclose(f);
+	EXPECT_EQ(atoi(old), 65536);
+	ASSERT_EQ(sysfs_write(LIMIT_PARAM, "256"), 0);
+	ASSERT_EQ(bo_new(fd, 4096, 0, &flag), 0);
+	ASSERT_EQ(bo_new(fd, 4096, 0, &cmd), 0);
+	ASSERT_EQ(bo_new(other, 4096, 0, &ocmd), 0);
+	so = syncobj_new(fd);
+	oso = syncobj_new(other);
+	memset(flag.map, 0, 4096);
+	cmd_put(cmd.map, 0, SPYRE_OP_WAIT, flag.va, 1, 0);
+	cmd_put(cmd.map, 1, SPYRE_OP_NOP, 0, 0, 0);
+	cmd_put(ocmd.map, 0, SPYRE_OP_NOP, 0, 0, 0);
+	{
+		uint32_t bos[] = { flag.handle, cmd.handle };
+
+		ASSERT_EQ(submit(fd, 0, cmd.va, 1, bos, 2, 0), 0);
+		/* NOPs behind it: the ring takes some, the rest wait queued. */
+		for (n = 0; n < 4 * QUEUE_LIMIT; n++) {
+			ret = submit(fd, 0, cmd.va + SPYRE_CMD_SIZE, 1, &cmd.handle, 1, so);
+			if (ret)
+				break;
+		}
+	}
+	printf("  # %d jobs accepted behind the WAIT, then %s\n", n, strerror(-ret));
+	EXPECT_EQ(ret, -EBUSY);
+	/* The limit, plus those the scheduler had moved onto the card. */
+	EXPECT_TRUE(n + 1 >= QUEUE_LIMIT && n + 1 <= QUEUE_LIMIT + 64);
+	/* Another file is not held back, even on the same queue. */
+	EXPECT_EQ(submit(other, 0, ocmd.va, 1, &ocmd.handle, 1, oso), 0);
+	/* Release the WAIT: every queued job runs, and SUBMIT works again. */
+	((volatile uint64_t *)flag.map)[0] = 1;
+	EXPECT_EQ(syncobj_wait(fd, so), 0);
+	EXPECT_EQ(syncobj_wait(other, oso), 0);
+	EXPECT_EQ(submit(fd, 0, cmd.va + SPYRE_CMD_SIZE, 1, &cmd.handle, 1, so), 0);
+	EXPECT_EQ(syncobj_wait(fd, so), 0);
+	EXPECT_EQ(sysfs_write(LIMIT_PARAM, old), 0);
+	close(other);
+	close(fd);
+}
+
 TAP_MAIN()
