@@ -183,4 +183,30 @@ static inline long long keyed(const char *text, const char *key)
 	return -1;
 }
 
+/* Device memory in use on the card behind @fd (debugfs "memory"), or -1. */
+static inline long long device_used(int fd)
+{
+	char *text = debugfs_read(fd, "memory");
+	long long used = text ? keyed(text, "device_used") : -1;
+
+	free(text);
+	return used;
+}
+
+/*
+ * Device memory in use once it settles at @want (5 s at most): a closed
+ * buffer is freed when the last job that listed it is retired, shortly
+ * after the job ends.
+ */
+static inline long long used_settles(int fd, long long want)
+{
+	long long used = device_used(fd);
+
+	for (int i = 0; i < 100 && used != want; i++) {
+		usleep(50000);
+		used = device_used(fd);
+	}
+	return used;
+}
+
 #endif /* SPYRE_VM_H */

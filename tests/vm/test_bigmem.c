@@ -46,15 +46,6 @@ static int open_card(void)
 	return open("/dev/accel/accel0", O_RDWR | O_CLOEXEC);
 }
 
-static long long device_used(int fd)
-{
-	char *text = debugfs_read(fd, "memory");
-	long long used = text ? keyed(text, "device_used") : -1;
-
-	free(text);
-	return used;
-}
-
 /* A host buffer to read back into and a command buffer, on one file. */
 struct io {
 	int fd;
@@ -116,22 +107,6 @@ static int probe_is(struct io *io, const struct bo *dev, uint64_t off, uint64_t 
 		}
 	}
 	return 1;
-}
-
-/*
- * Device memory in use once it settles at @want (5 s at most): a closed
- * buffer is freed when the last job that listed it is retired, shortly
- * after the job ends.
- */
-static long long used_settles(int fd, long long want)
-{
-	long long used = device_used(fd);
-
-	for (int i = 0; i < 100 && used != want; i++) {
-		usleep(50000);
-		used = device_used(fd);
-	}
-	return used;
 }
 
 static int skip_unless_big(int fd)

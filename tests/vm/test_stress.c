@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -266,6 +267,77 @@ TEST(eight_processes_every_result_checked)
 TEST(sixty_four_processes_share_fifteen_hardware_contexts)
 {
 	processes_at_once(MAX_PROCS);
+}
+
+/*
+ * Processes killed with SIGKILL at random moments while they submit and
+ * hold device buffers and host mappings: the others' results stay
+ * correct, and all device memory comes back.
+ */
+#define SURVIVORS	4
+
+static pid_t spawn_victim(int n)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		/* Alone in its run: no barrier, runs until killed. */
+		struct run *own = mmap(NULL, sizeof(*own), PROT_READ | PROT_WRITE,
+				       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+		if (own == MAP_FAILED)
+			_exit(20);
+		own->procs = 1;
+		seconds = 3600;
+		_exit(worker(PROCS + n, own));
+	}
+	return pid;
+}
+
+TEST(killed_processes_spare_the_others)
+{
+	struct run *run = run_map();
+	int fd = open("/dev/accel/accel0", O_RDWR | O_CLOEXEC), status, kills = 0;
+	long long used0;
+	pid_t pids[SURVIVORS];
+	double end;
+
+	ASSERT_TRUE(run != NULL && fd >= 0);
+	used0 = device_used(fd);
+	ASSERT_TRUE(used0 >= 0);
+	memset(run, 0, sizeof(*run));
+	run->procs = SURVIVORS;
+	fflush(stdout);
+	for (int p = 0; p < SURVIVORS; p++) {
+		pids[p] = fork();
+		ASSERT_TRUE(pids[p] >= 0);
+		if (pids[p] == 0)
+			_exit(worker(p, run));
+	}
+	srand(1);
+	end = now_s() + seconds / 2.0;
+	while (now_s() < end) {
+		pid_t victim = spawn_victim(kills);
+
+		ASSERT_TRUE(victim > 0);
+		usleep(50000 + rand() % 400000);
+		kill(victim, SIGKILL);
+		EXPECT_EQ(waitpid(victim, &status, 0), victim);
+		EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+		kills++;
+	}
+	for (int p = 0; p < SURVIVORS; p++) {
+		EXPECT_EQ(waitpid(pids[p], &status, 0), pids[p]);
+		EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		EXPECT_TRUE(run->counts[p] > 0);
+	}
+	printf("  # %d processes killed mid-submission; survivors checked %llu %llu %llu %llu jobs\n",
+	       kills, (unsigned long long)run->counts[0], (unsigned long long)run->counts[1],
+	       (unsigned long long)run->counts[2], (unsigned long long)run->counts[3]);
+	EXPECT_TRUE(kills > 0);
+	EXPECT_EQ(used_settles(fd, used0), used0);
+	close(fd);
+	munmap(run, sizeof(*run));
 }
 
 /*
