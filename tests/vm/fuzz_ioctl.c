@@ -5,8 +5,9 @@
  *
  *	fuzz_ioctl SEED SECONDS [WORKERS]
  *
- * WORKERS processes (default 2, seeds SEED, SEED+1, ...) each keep a few
- * open files with buffers and syncobjs, and for SECONDS throw at the driver:
+ * WORKERS processes (default 2, seeds SEED, SEED+1, ...) each keep twelve
+ * open files with buffers and syncobjs (more files than the card has
+ * hardware contexts, so contexts are handed between files under fire), and for SECONDS throw at the driver:
  * random and mutated-from-valid argument structures for every spyre ioctl,
  * random ioctl numbers in the driver range with random sizes and
  * directions, GEM_CLOSE / SYNCOBJ / PRIME with good and bad handles, and
@@ -44,7 +45,8 @@
 #define MIB		(1ull << 20)
 #define VA_START	(4ull << 30)
 #define VA_END		(128ull << 40)
-#define MAX_FILES	3
+/* Two workers hold more files than the card's 15 hardware contexts. */
+#define MAX_FILES	12
 #define MAX_BOS		32
 #define MAX_SOS		16
 #define MAX_MAPS	128
@@ -704,7 +706,7 @@ static int worker(uint64_t seed, int seconds, uint64_t *counts)
 
 		if (f->fd < 0) {
 			file_open(f);
-			if (f->fd < 0) {	/* all contexts taken for a moment */
+			if (f->fd < 0) {	/* out of memory or file descriptors for a moment */
 				usleep(1000);
 				continue;
 			}
