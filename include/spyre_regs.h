@@ -37,10 +37,11 @@
 #define   SPYRE_VERSION_MAJOR_SHIFT	16
 #define   SPYRE_VERSION_MINOR_MASK	0xffff
 #define   SPYRE_HW_VERSION_MAJOR	0
-#define   SPYRE_HW_VERSION_MINOR	3
+#define   SPYRE_HW_VERSION_MINOR	4
 /* Minor versions that added registers a driver may use only from then on. */
 #define   SPYRE_HW_MINOR_ENGINE_RECORD	3	/* ENGINE_CORE .. ENGINE_DETAIL */
 #define   SPYRE_HW_MINOR_CLOCK		3	/* CLOCK */
+#define   SPYRE_HW_MINOR_INV_ACK	4	/* INV_REQUESTED, INV_DONE */
 
 /* Capabilities (read-only). */
 #define SPYRE_REG_NUM_CORES		0x0010
@@ -162,6 +163,13 @@
 #define SPYRE_CTXREG_CTRL		0x08
 #define   SPYRE_CTX_VALID		0x00000001u
 #define SPYRE_REG_MMU_INVALIDATE	0x2100	/* write a context id */
+/*
+ * Per context (interface 0.4): MMU_INVALIDATEs of context c accepted, and
+ * how many of them completed (no command still holds a translation of c
+ * from before them).  32-bit counters, 0 after reset.
+ */
+#define SPYRE_REG_INV_REQUESTED(c)	(0x2300 + (c) * 8)
+#define SPYRE_REG_INV_DONE(c)		(0x2304 + (c) * 8)
 #define SPYRE_REG_FAULT_STATUS		0x2200	/* write any value: clear */
 #define   SPYRE_FAULT_VALID		0x00000001u
 #define   SPYRE_FAULT_OVERFLOW		0x00000002u	/* another came while valid */

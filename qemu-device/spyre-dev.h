@@ -127,6 +127,12 @@ typedef struct SpyreQueue {
     bool running;           /* the worker is executing a command */
     uint64_t run_generation; /* device generation when it started */
     bool dma_waiting;       /* wants the DMA engine */
+    /*
+     * Translations the running command may still use: context hold_ctx
+     * (-1: none), taken at mmu_epoch hold_epoch or later.  Under s->lock.
+     */
+    int hold_ctx;
+    uint64_t hold_epoch;
     int hang_countdown;     /* injections: commands left before, or -1 */
     int dma_error_countdown;
     SpyreKernelCache *kcache; /* spyre-launch.c; only the worker uses it */
@@ -158,6 +164,10 @@ typedef struct SpyreRegs {
     uint32_t fault_reason;
     uint32_t dbg_hang;
     uint32_t dbg_dma_error;
+    /* MMU_INVALIDATE completion (spyre-mmu.c "Invalidation") */
+    uint32_t inv_requested[SPYRE_NUM_CONTEXTS];
+    uint32_t inv_done[SPYRE_NUM_CONTEXTS];
+    uint64_t inv_epoch[SPYRE_NUM_CONTEXTS]; /* mmu_epoch of the latest */
     uint32_t clock;         /* SPYRE_CLOCK_*; reset to the clock property */
 } SpyreRegs;
 
@@ -274,6 +284,10 @@ uint32_t spyre_translate(SpyreExec *e, uint64_t va, uint64_t max_len,
 uint32_t spyre_va_read(SpyreExec *e, uint64_t va, void *buf, uint64_t len);
 uint32_t spyre_va_write(SpyreExec *e, uint64_t va, const void *buf,
                         uint64_t len);
+void spyre_mmu_invalidate_locked(SpyreState *s, uint32_t context);
+void spyre_mmu_hold_locked(SpyreExec *e);
+void spyre_mmu_hold(SpyreExec *e);
+void spyre_mmu_release_locked(SpyreQueue *q);
 const void *spyre_va_map(SpyreExec *e, uint64_t va, uint64_t len);
 
 /* spyre-launch.c */

@@ -302,3 +302,74 @@ uint32_t spyre_va_write(SpyreExec *e, uint64_t va, const void *buf,
     }
     return SPYRE_CMD_STATUS_SUCCESS;
 }
+
+/*
+ * Invalidation.  MMU_INVALIDATE drops every cached translation at once
+ * (mmu_epoch moves), but a command may still be using one it took before:
+ * a copy between two 64 KiB chunks has none, a LAUNCH keeps pointers into
+ * device memory for its whole run.  Each queue says which context its
+ * running command may hold translations of and since which epoch
+ * (hold_ctx, hold_epoch); an invalidation of context c completes, and
+ * INV_DONE(c) catches up with INV_REQUESTED(c), once no queue holds c from
+ * an epoch before it.  docs/hardware.md, "MMU context c".
+ */
+static void spyre_mmu_inv_update_locked(SpyreState *s)
+{
+    int c, i;
+
+    for (c = 0; c < SPYRE_NUM_CONTEXTS; c++) {
+        bool held = false;
+
+        if (s->regs.inv_done[c] == s->regs.inv_requested[c]) {
+            continue;
+        }
+        for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
+            const SpyreQueue *q = &s->queues[i];
+
+            held |= q->hold_ctx == c && q->hold_epoch < s->regs.inv_epoch[c];
+        }
+        if (!held) {
+            s->regs.inv_done[c] = s->regs.inv_requested[c];
+            trace_spyre_mmu_invalidated(c, s->regs.inv_done[c]);
+        }
+    }
+}
+
+/* MMU_INVALIDATE of context (checked by the caller). */
+void spyre_mmu_invalidate_locked(SpyreState *s, uint32_t context)
+{
+    assert(context < SPYRE_NUM_CONTEXTS);
+    qatomic_set(&s->mmu_epoch, s->mmu_epoch + 1);
+    s->regs.inv_requested[context]++;
+    s->regs.inv_epoch[context] = s->mmu_epoch;
+    spyre_mmu_inv_update_locked(s);
+}
+
+/*
+ * The command running as e holds nothing it translated before: from now
+ * on it translates afresh in its context (whose root it reads again).
+ */
+void spyre_mmu_hold_locked(SpyreExec *e)
+{
+    SpyreState *s = e->s;
+
+    e->ctx_valid = s->regs.ctx_ctrl[e->context] & SPYRE_CTX_VALID;
+    e->root = s->regs.ctx_root[e->context];
+    e->q->hold_ctx = e->context;
+    e->q->hold_epoch = s->mmu_epoch;
+    spyre_mmu_inv_update_locked(s);
+}
+
+void spyre_mmu_hold(SpyreExec *e)
+{
+    qemu_mutex_lock(&e->s->lock);
+    spyre_mmu_hold_locked(e);
+    qemu_mutex_unlock(&e->s->lock);
+}
+
+/* The queue's command ended: it holds no translation. */
+void spyre_mmu_release_locked(SpyreQueue *q)
+{
+    q->hold_ctx = -1;
+    spyre_mmu_inv_update_locked(q->s);
+}

@@ -72,6 +72,8 @@ static bool spyre_dma_acquire(SpyreExec *e)
         return false;
     }
     s->dma_owner = q->index;
+    /* Translations of the chunk before are done with. */
+    spyre_mmu_hold_locked(e);
     qemu_mutex_unlock(&s->lock);
     return true;
 }
@@ -84,6 +86,8 @@ static void spyre_dma_release(SpyreExec *e, uint64_t bytes, int64_t ns)
     qemu_mutex_lock(&s->lock);
     s->dma_owner = -1;
     s->dma_last = e->q->index;
+    /* Nothing translated is held between chunks. */
+    spyre_mmu_hold_locked(e);
     if (e->generation == s->generation) {
         s->telem.bytes_moved += bytes;
         s->telem.dma_busy_ns += ns;
@@ -328,6 +332,7 @@ static uint32_t spyre_cmd_wait(SpyreExec *e, const SpyreCmd *c)
         }
         /* Woken early when another queue finishes a command. */
         qemu_mutex_lock(&s->lock);
+        spyre_mmu_hold_locked(e);       /* the word is read afresh */
         if (!spyre_exec_aborted(e)) {
             qemu_cond_timedwait(&s->cond, &s->lock, SPYRE_WAIT_POLL_MS);
         }
@@ -344,6 +349,8 @@ static uint32_t spyre_hang(SpyreExec *e)
     SpyreState *s = e->s;
 
     qemu_mutex_lock(&s->lock);
+    /* It stops before translating anything: it holds nothing. */
+    spyre_mmu_release_locked(e->q);
     while (!spyre_exec_aborted(e)) {
         qemu_cond_wait(&s->cond, &s->lock);
     }
@@ -394,6 +401,8 @@ static uint32_t spyre_cmd_call(SpyreExec *e, const SpyreCmd *c,
         SpyreCmd sub;
         uint32_t st;
 
+        /* Each command translates in the called context, afresh. */
+        spyre_mmu_hold(&inner);
         st = spyre_va_read(&inner, buf + i * SPYRE_CMD_SIZE, raw, sizeof(raw));
         if (st == SPYRE_CMD_STATUS_SUCCESS) {
             spyre_cmd_decode(raw, &sub);
@@ -582,6 +591,7 @@ static void *spyre_queue_worker(void *opaque)
         head = q->regs.head;
         entry = q->regs.base + (uint64_t)head * SPYRE_CMD_SIZE;
         spyre_exec_init(&e, q);
+        spyre_mmu_hold_locked(&e);
         spyre_clock_begin_locked(q, &e);
         hang = spyre_injection_fires(&q->hang_countdown);
         dma_error = spyre_injection_fires(&q->dma_error_countdown);
@@ -601,6 +611,7 @@ static void *spyre_queue_worker(void *opaque)
         } else {
             q->running = false;     /* the reset already cleared the queue */
         }
+        spyre_mmu_release_locked(q);
         /*
          * Wake WAITs on other queues and a hang waiting for reset; idle
          * workers wait on their own queue's condition, not woken here.
@@ -643,6 +654,7 @@ void spyre_queues_start(SpyreState *s)
 
         q->s = s;
         q->index = i;
+        q->hold_ctx = -1;
         spyre_mmu_cache_init(&q->mmu_cache);
         snprintf(name, sizeof(name), "spyre-q%d", i);
         qemu_thread_create(&q->thread, name, spyre_queue_worker, q,

@@ -377,6 +377,17 @@ static bool spyre_ctrl_peek(const SpyreState *s, hwaddr addr, uint64_t *val)
 /* MMU invalidation and the fault record. */
 static bool spyre_mmu_peek(const SpyreState *s, hwaddr addr, uint64_t *val)
 {
+    hwaddr off;
+    int c;
+
+    if (spyre_decode(addr, SPYRE_REG_INV_REQUESTED(0), 8, SPYRE_NUM_CONTEXTS,
+                     &c, &off)) {
+        if (off != 0 && off != 4) {
+            return false;
+        }
+        *val = off == 0 ? s->regs.inv_requested[c] : s->regs.inv_done[c];
+        return true;
+    }
     switch (addr) {
     case SPYRE_REG_MMU_INVALIDATE:
         *val = 0;
@@ -872,7 +883,7 @@ static void spyre_global_write(SpyreState *s, hwaddr addr, uint32_t val)
             spyre_guest_error(s, SPYRE_ERR_BAD_VALUE, addr,
                               "context id out of range");
         } else {
-            qatomic_set(&s->mmu_epoch, s->mmu_epoch + 1);
+            spyre_mmu_invalidate_locked(s, val);
         }
         break;
     case SPYRE_REG_FAULT_STATUS:

@@ -350,15 +350,21 @@ static bool msi_fired(Card *c, int v)
     return false;
 }
 
-static bool wait_msi(Card *c, int v, int ms)
+/* Poll done(c, arg) every millisecond; false if still not after ms. */
+static bool poll_until(Card *c, bool (*done)(Card *, int), int arg, int ms)
 {
     for (int i = 0; i <= ms; i++) {
-        if (msi_fired(c, v)) {
+        if (done(c, arg)) {
             return true;
         }
         g_usleep(1000);
     }
     return false;
+}
+
+static bool wait_msi(Card *c, int v, int ms)
+{
+    return poll_until(c, msi_fired, v, ms);
 }
 
 static void write_cmd(Card *c, uint64_t addr, const Cmd *cmd)
@@ -954,7 +960,10 @@ static void test_launch_deadlock(void *obj, void *data, QGuestAllocator *alloc)
 #define MM_M 32
 #define MM_K 64
 #define MM_N 64
-/* A one-core kernel that fills n fp32 values at argument 0 with v. */
+/*
+ * A one-core kernel that fills n fp32 values (a multiple of 32) at argument
+ * 0 with v, a stick per firing through a FIFO of at most 64 sticks.
+ */
 static uint8_t *fill_kernel(float v, uint32_t n, size_t *len)
 {
     struct pb_program *prog = g_new0(struct pb_program, 1);
@@ -964,10 +973,10 @@ static uint8_t *fill_kernel(float v, uint32_t n, size_t *len)
 
     prog->num_args = 1;
     core = pb_core(prog, 0);
-    op = pb_op(core, SPK_OPC_FILL, SPK_DT_FP32, SPK_DT_FP32, 1, 1, n);
+    op = pb_op(core, SPK_OPC_FILL, SPK_DT_FP32, SPK_DT_FP32, n / 32, 1, 32);
     op->imm0 = v;
     op->out = pb_stream(core, pb_op_end(), pb_linear(SPK_EP_DRAM, 0, 0, n / 32),
-                        n / 32, n / 32);
+                        n / 32, MIN(n / 32, 64));
     image = pb_serialize(prog, len);
     g_assert(image);
     g_free(prog);
@@ -1641,6 +1650,10 @@ static void expect_reset_values(Card *c)
         g_assert_cmphex(rd(c, SPYRE_REG_CTX(ctx) + SPYRE_CTXREG_ROOT_HI), ==, 0);
         g_assert_cmphex(rd(c, SPYRE_REG_CTX(ctx) + SPYRE_CTXREG_CTRL), ==, 0);
     }
+    for (uint32_t r = SPYRE_REG_INV_REQUESTED(0);
+         r <= SPYRE_REG_INV_DONE(SPYRE_NUM_CONTEXTS - 1); r += 4) {
+        g_assert_cmphex((uint64_t)r << 32 | rd(c, r), ==, (uint64_t)r << 32);
+    }
     for (uint32_t r = SPYRE_REG_FAULT_STATUS; r <= SPYRE_REG_FAULT_REASON;
          r += 4) {
         g_assert_cmphex((uint64_t)r << 32 | rd(c, r), ==, (uint64_t)r << 32);
@@ -1687,6 +1700,112 @@ static void test_reset_busy(void *obj, void *data, QGuestAllocator *alloc)
     queue_enable(&c, 2, 0);
     g_assert_cmpuint(run(&c, 2, (Cmd) { .opcode = SPYRE_OP_NOP }), ==,
                      SPYRE_CMD_STATUS_SUCCESS);
+    expect_no_err(&c);
+}
+
+static bool inv_complete(Card *c, int ctx)
+{
+    return rd(c, SPYRE_REG_INV_DONE(ctx)) == rd(c, SPYRE_REG_INV_REQUESTED(ctx));
+}
+
+#define INV_FILL_FLOATS (16 * MiB)
+
+/* Poll until context ctx's invalidations completed; false after ms. */
+static bool wait_inv(Card *c, int ctx, int ms)
+{
+    return poll_until(c, inv_complete, ctx, ms);
+}
+
+/*
+ * MMU_INVALIDATE completes (INV_DONE catches up with INV_REQUESTED) once no
+ * command holds a translation of its context from before it: at once on an
+ * idle context, while a WAIT of the context waits (it reads its word
+ * afresh), but only when a LAUNCH in the context (which keeps device memory
+ * mapped for its whole run) ends.  Other contexts complete meanwhile.
+ */
+static void test_mmu_invalidate_ack(void *obj, void *data,
+                                    QGuestAllocator *alloc)
+{
+    const uint64_t o_img = W_SRC, o_args = W_BUF + 0x800;
+    Cmd wait = { .opcode = SPYRE_OP_WAIT, .args = { 0, 1, 0 } };
+    uint32_t req, idx, held = 0, polls = 0;
+    int64_t t0, t_run;
+    uint8_t *image;
+    size_t len;
+    Card c;
+
+    card_setup(&c, obj, alloc);
+    g_assert_true(inv_complete(&c, 0));
+    req = rd(&c, SPYRE_REG_INV_REQUESTED(2));
+    wr(&c, SPYRE_REG_MMU_INVALIDATE, 2);
+    g_assert_cmpuint(rd(&c, SPYRE_REG_INV_REQUESTED(2)), ==, req + 1);
+    g_assert_cmpuint(rd(&c, SPYRE_REG_INV_DONE(2)), ==, req + 1);
+
+    /* A WAIT in context 0 on queue 2 does not hold the invalidation up. */
+    qtest_writeq(c.qts, gpa(&c, W_FLAGS), 0);
+    wait.args[0] = hva(&c, W_FLAGS);
+    submit(&c, 2, &wait, 1);
+    g_usleep(20 * 1000);
+    g_assert_cmpuint(qrd(&c, 2, SPYRE_QREG_STATUS), ==, SPYRE_QSTATE_BUSY);
+    wr(&c, SPYRE_REG_MMU_INVALIDATE, 0);
+    g_assert_true(wait_inv(&c, 0, 1000));
+
+    /*
+     * On queue 1, a CALL into context 1 (where VA_DEV + gpa is guest RAM
+     * and VA_HOST device memory): a FENCE says it started, then a LAUNCH
+     * fills 64 MiB of device memory.
+     */
+    image = fill_kernel(3.0f, INV_FILL_FLOATS, &len);
+    qtest_memwrite(c.qts, gpa(&c, o_img), image, len);
+    free(image);
+    qtest_writeq(c.qts, gpa(&c, o_args), VA_HOST);
+    qtest_writeq(c.qts, gpa(&c, W_FLAGS + 16), 0);
+    write_cmd(&c, gpa(&c, W_BUF), &(Cmd) { .opcode = SPYRE_OP_FENCE,
+              .args = { VA_DEV + gpa(&c, W_FLAGS + 16), 1 } });
+    write_cmd(&c, gpa(&c, W_BUF) + SPYRE_CMD_SIZE, &(Cmd) {
+              .opcode = SPYRE_OP_LAUNCH,
+              .args = { VA_DEV + gpa(&c, o_img), VA_DEV + gpa(&c, o_args), 8 } });
+    t0 = g_get_monotonic_time();
+    idx = submit(&c, 1, &(Cmd) { .opcode = SPYRE_OP_CALL,
+                 .args = { 1, VA_RO + gpa(&c, W_BUF), 2 } }, 1);
+    while (!qtest_readq(c.qts, gpa(&c, W_FLAGS + 16))) {
+        g_assert_cmpuint(++polls, <, 60 * 1000);
+        g_usleep(100);
+    }
+    g_usleep(2000);
+    wr(&c, SPYRE_REG_MMU_INVALIDATE, 1);
+    wr(&c, SPYRE_REG_MMU_INVALIDATE, 3);
+    wr(&c, SPYRE_REG_MMU_INVALIDATE, 0);
+    req = rd(&c, SPYRE_REG_INV_REQUESTED(1));
+    g_assert_true(inv_complete(&c, 3));
+    /* The ring's context (0) is not the LAUNCH's; the WAIT polls in it. */
+    g_assert_true(wait_inv(&c, 0, 1000));
+    for (polls = 0;; polls++) {
+        uint32_t done = rd(&c, SPYRE_REG_INV_DONE(1));
+
+        if (qrd(&c, 1, SPYRE_QREG_STATUS) != SPYRE_QSTATE_BUSY) {
+            break;
+        }
+        /* The LAUNCH was still running after that read: not complete. */
+        g_assert_cmpuint(done, ==, req - 1);
+        held++;
+        g_usleep(1000);
+        g_assert_cmpuint(polls, <, 60 * 1000);
+    }
+    t_run = g_get_monotonic_time() - t0;
+    g_test_message("LAUNCH ran %" PRId64 " ms, invalidation held over %u "
+                   "polls", t_run / 1000, held);
+    g_assert_cmpuint(held, >, 0);
+    g_assert_cmpuint(entry_status(&c, 1, idx), ==, SPYRE_CMD_STATUS_SUCCESS);
+    g_assert_cmpuint(rd(&c, SPYRE_REG_INV_DONE(1)), ==, req);
+    g_assert_true(inv_complete(&c, 1));
+
+    /* The WAIT ends; a reset clears the counters (expect_reset_values). */
+    qtest_writeq(c.qts, gpa(&c, W_FLAGS), 1);
+    g_assert_cmpuint(wait_queue(&c, 2), ==, SPYRE_QSTATE_IDLE);
+    wr(&c, SPYRE_REG_DEV_CTRL, SPYRE_DEV_CTRL_RESET);
+    wait_ready(&c);
+    expect_reset_values(&c);
     expect_no_err(&c);
 }
 
@@ -1926,6 +2045,21 @@ static void test_hostile_registers(void *obj, void *data, QGuestAllocator *alloc
     g_assert_cmphex(rd(&c, SPYRE_REG_INT_MASK), ==, SPYRE_INT_ALL);
     wr(&c, SPYRE_REG_MMU_INVALIDATE, SPYRE_NUM_CONTEXTS);
     expect_err(&c, SPYRE_ERR_BAD_VALUE, SPYRE_REG_MMU_INVALIDATE);
+    for (int ctx = 0; ctx < SPYRE_NUM_CONTEXTS; ctx++) {
+        /* set_root invalidated contexts 0 and 1 once; nothing else moved. */
+        g_assert_cmpuint(rd(&c, SPYRE_REG_INV_REQUESTED(ctx)), ==, ctx < 2);
+        g_assert_cmpuint(rd(&c, SPYRE_REG_INV_DONE(ctx)), ==, ctx < 2);
+    }
+    wr(&c, SPYRE_REG_INV_DONE(5), 7);
+    expect_err(&c, SPYRE_ERR_READ_ONLY, SPYRE_REG_INV_DONE(5));
+    wr(&c, SPYRE_REG_INV_REQUESTED(15), 7);
+    expect_err(&c, SPYRE_ERR_READ_ONLY, SPYRE_REG_INV_REQUESTED(15));
+    g_assert_cmpuint(rd(&c, SPYRE_REG_INV_DONE(5)), ==, 0);
+    g_assert_cmpuint(rd(&c, SPYRE_REG_INV_REQUESTED(15)), ==, 0);
+    g_assert_cmphex(rd(&c, SPYRE_REG_INV_DONE(SPYRE_NUM_CONTEXTS - 1) + 4), ==,
+                    0xffffffff);
+    expect_err(&c, SPYRE_ERR_BAD_OFFSET,
+               SPYRE_REG_INV_DONE(SPYRE_NUM_CONTEXTS - 1) + 4);
     wr(&c, SPYRE_REG_CTX(2) + SPYRE_CTXREG_ROOT_LO, 0x1008);
     expect_err(&c, SPYRE_ERR_BAD_VALUE, SPYRE_REG_CTX(2) + SPYRE_CTXREG_ROOT_LO);
     g_assert_cmphex(rd(&c, SPYRE_REG_CTX(2) + SPYRE_CTXREG_ROOT_LO), ==, 0);
@@ -2053,6 +2187,7 @@ static void spyre_register_nodes(void)
     qos_add_test("mmu/permission", "spyre", test_mmu_permission, NULL);
     qos_add_test("mmu/no-context", "spyre", test_mmu_no_context, NULL);
     qos_add_test("mmu/overflow", "spyre", test_mmu_overflow, NULL);
+    qos_add_test("mmu/invalidate-ack", "spyre", test_mmu_invalidate_ack, NULL);
     qos_add_test("queues/stop-resume", "spyre", test_queue_stop_resume, NULL);
     qos_add_test("reset/busy", "spyre", test_reset_busy, NULL);
     qos_add_test("reset/flr", "spyre", test_reset_flr, NULL);
