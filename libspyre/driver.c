@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* The driver interface: ioctls, GEM buffers, SUBMIT lists, job records. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <xf86drm.h>
 
@@ -99,6 +101,63 @@ void spyre_gem_destroy(spyre_device *dev, struct spyre_gem *gem)
 		gem_close(dev, gem->handle);
 	}
 	memset(gem, 0, sizeof(*gem));
+}
+
+spyre_status spyre_gem_share(spyre_device *from, const struct spyre_gem *gem, spyre_device *to,
+			     struct spyre_gem *out)
+{
+	struct drm_prime_handle exp, imp;
+	struct drm_spyre_bo_info i;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	memset(&exp, 0, sizeof(exp));
+	memset(&imp, 0, sizeof(imp));
+	exp.handle = gem->handle;
+	exp.flags = DRM_CLOEXEC | DRM_RDWR;
+	ret = spyre_ioctl(from->fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &exp);
+	if (ret)
+		return spyre_set_error(spyre_status_from_errno(-ret), "%s: exporting a buffer: %s",
+				       from->props.devnode, strerror(-ret));
+	imp.fd = exp.fd;
+	ret = spyre_ioctl(to->fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &imp);
+	close(exp.fd);
+	if (ret)
+		return spyre_set_error(spyre_status_from_errno(-ret),
+				       "%s: importing a buffer of %s: %s", to->props.devnode,
+				       from->props.devnode, strerror(-ret));
+	memset(&i, 0, sizeof(i));
+	i.handle = imp.handle;
+	ret = spyre_ioctl(to->fd, DRM_IOCTL_SPYRE_BO_INFO, &i);
+	if (ret) {
+		gem_close(to, imp.handle);
+		return spyre_set_error(spyre_status_from_errno(-ret), "%s: BO_INFO: %s",
+				       to->props.devnode, strerror(-ret));
+	}
+	out->handle = imp.handle;
+	out->va = i.device_addr;
+	out->size = i.size;
+	return SPYRE_SUCCESS;
+}
+
+spyre_status spyre_driver_fence_move(spyre_device *from, uint32_t from_syncobj, spyre_device *to,
+				     uint32_t to_syncobj)
+{
+	int fd = -1, ret;
+
+	if (drmSyncobjExportSyncFile(from->fd, from_syncobj, &fd))
+		return spyre_set_error(spyre_status_from_errno(errno),
+				       "%s: exporting a fence as a sync file: %s",
+				       from->props.devnode, strerror(errno));
+	ret = drmSyncobjImportSyncFile(to->fd, to_syncobj, fd);
+	if (ret)
+		ret = errno;
+	close(fd);
+	if (ret)
+		return spyre_set_error(spyre_status_from_errno(ret),
+				       "%s: importing a fence of %s: %s", to->props.devnode,
+				       from->props.devnode, strerror(ret));
+	return SPYRE_SUCCESS;
 }
 
 void spyre_bo_list_add_reserved(struct spyre_bo_list *list, uint32_t handle)

@@ -23,6 +23,17 @@ spyre_status spyre_gem_create(spyre_device *dev, uint64_t size, uint32_t flags,
 /* Wait for the jobs using it, then close it; a zeroed @gem is a no-op. */
 void spyre_gem_destroy(spyre_device *dev, struct spyre_gem *gem);
 
+/*
+ * Export @gem of @from as a dma-buf and import it into @to (PRIME): *@out is
+ * the same memory in @to's address space (handle, va, size; not CPU-mapped).
+ */
+spyre_status spyre_gem_share(spyre_device *from, const struct spyre_gem *gem, spyre_device *to,
+			     struct spyre_gem *out);
+/* Put the fence of binary syncobj @from_syncobj of @from into binary syncobj
+ * @to_syncobj of @to (through a sync file): jobs of @to can wait for it. */
+spyre_status spyre_driver_fence_move(spyre_device *from, uint32_t from_syncobj, spyre_device *to,
+				     uint32_t to_syncobj);
+
 #define SPYRE_SUBMIT_MAX_BOS	1024
 /* Room a caller's list leaves for the stream's own (ring, staging). */
 #define SPYRE_SUBMIT_USER_BOS	(SPYRE_SUBMIT_MAX_BOS - 8)

@@ -13,6 +13,7 @@
 #include "device.h"
 #include "error.h"
 #include "memory.h"
+#include "peer.h"
 #include "stream.h"
 
 #define MAX_BO_BYTES (16ULL << 30)
@@ -427,4 +428,88 @@ SPYRE_EXPORT spyre_status spyre_memset64(spyre_buffer *buf, uint64_t offset, uin
 			       .bytes = bytes };
 
 	return copy_blocking(buf, &a);
+}
+
+/* ---- peer copies ---- */
+
+/* Check a peer copy's arguments for a stream of @sdev; *same: one open. */
+static spyre_status peer_check(spyre_device *sdev, spyre_buffer *dst, uint64_t doff,
+			       spyre_buffer *src, uint64_t soff, uint64_t bytes, int *same)
+{
+	spyre_status st;
+
+	if (!dst || !src)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "%s buffer is NULL",
+				       dst ? "source" : "destination");
+	st = spyre_handle_check(dst, SPYRE_KIND_BUFFER, "destination buffer");
+	if (st == SPYRE_SUCCESS)
+		st = spyre_handle_check(src, SPYRE_KIND_BUFFER, "source buffer");
+	if (st != SPYRE_SUCCESS)
+		return st;
+	if (dst->obj.dev != sdev)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+				       "the stream must be of the destination buffer's device "
+				       "open (%s), it is of another", dst->obj.dev->props.devnode);
+	st = check_range(dst, doff, bytes, "destination");
+	if (st == SPYRE_SUCCESS)
+		st = check_range(src, soff, bytes, "source");
+	*same = src->obj.dev == dst->obj.dev;
+	return st;
+}
+
+/* Validate, then queue on @s; *point is the last destination job's (0: none). */
+static spyre_status peer_copy(spyre_stream *s, spyre_buffer *dst, uint64_t doff, spyre_buffer *src,
+			      uint64_t soff, uint64_t bytes, uint64_t *point)
+{
+	struct copy_args a = { .kind = COPY_DTOD, .dst = dst, .doff = doff, .src = src,
+			       .soff = soff, .bytes = bytes };
+	spyre_status st;
+	int same;
+
+	*point = 0;
+	st = peer_check(s->obj.dev, dst, doff, src, soff, bytes, &same);
+	if (st != SPYRE_SUCCESS)
+		return st;
+	if (same)	/* one open: the card copies within its own address space */
+		return do_copy(s, &a, point);
+	st = spyre_device_check_alive(src->obj.dev);
+	if (st != SPYRE_SUCCESS || !bytes)
+		return st;
+	return spyre_peer_copy(s, &dst->gem, dst->gem.va + doff, src->obj.dev, &src->gem,
+			       src->gem.va + soff, bytes, point);
+}
+
+SPYRE_EXPORT spyre_status spyre_memcpy_peer_async(spyre_stream *dst_stream, spyre_buffer *dst,
+						  uint64_t dst_offset, spyre_buffer *src,
+						  uint64_t src_offset, uint64_t bytes)
+{
+	spyre_status st = spyre_handle_check(dst_stream, SPYRE_KIND_STREAM, "stream");
+	uint64_t point;
+
+	if (st == SPYRE_SUCCESS)
+		st = peer_copy(dst_stream, dst, dst_offset, src, src_offset, bytes, &point);
+	return spyre_done(st);
+}
+
+SPYRE_EXPORT spyre_status spyre_memcpy_peer(spyre_buffer *dst, uint64_t dst_offset,
+					    spyre_buffer *src, uint64_t src_offset, uint64_t bytes)
+{
+	spyre_status st;
+	spyre_stream *s;
+	uint64_t point;
+	int same;
+
+	if (!dst)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "destination buffer is NULL");
+	st = spyre_handle_check(dst, SPYRE_KIND_BUFFER, "destination buffer");
+	/* Every argument is checked before the device's blocking stream is made. */
+	if (st == SPYRE_SUCCESS)
+		st = peer_check(dst->obj.dev, dst, dst_offset, src, src_offset, bytes, &same);
+	if (st == SPYRE_SUCCESS)
+		st = spyre_stream_internal(dst->obj.dev, &s);
+	if (st == SPYRE_SUCCESS)
+		st = peer_copy(s, dst, dst_offset, src, src_offset, bytes, &point);
+	if (st == SPYRE_SUCCESS && point)
+		st = spyre_stream_wait_point(s, point);
+	return spyre_done(st);
 }

@@ -504,8 +504,10 @@ static spyre_status stream_new(spyre_device *dev, int priority, int internal, sp
 	}
 	pthread_mutex_init(&s->lock, NULL);
 	if (spyre_trace_enabled()) {
-		snprintf(name, sizeof(name), "%s %u (queue %u)", internal ? "blocking" : "stream",
-			 s->trace_tid, s->queue);
+		static const char *const kinds[] = { "stream", "blocking", "peer" };
+
+		snprintf(name, sizeof(name), "%s %u (queue %u)", kinds[internal], s->trace_tid,
+			 s->queue);
 		spyre_trace_name_track(dev->trace_pid, s->trace_tid, name);
 	}
 	*out = s;
@@ -606,6 +608,17 @@ spyre_status spyre_stream_internal(spyre_device *dev, spyre_stream **s)
 	if (made)
 		spyre_device_link(dev, &made->obj, SPYRE_KIND_STREAM, stream_destroy_obj);
 	return st;
+}
+
+spyre_status spyre_stream_private_new(spyre_device *dev, spyre_stream **s)
+{
+	return stream_new(dev, SPYRE_STREAM_PRIORITY_NORMAL, 2, s);
+}
+
+void spyre_stream_private_free(spyre_stream *s)
+{
+	if (s)
+		stream_free(s);
 }
 
 SPYRE_EXPORT spyre_status spyre_stream_synchronize(spyre_stream *s)

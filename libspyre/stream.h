@@ -69,11 +69,15 @@ struct spyre_stream {
 	char fault_detail[512];
 	spyre_fault_info fault_info;	/* the same, for spyre_stream_get_fault */
 	uint32_t trace_tid;
-	int internal;
+	int internal;			/* 0 a user's, 1 blocking calls', 2 peer copies' */
 };
 
 /* The device's stream for blocking calls, created on first use. */
 spyre_status spyre_stream_internal(spyre_device *dev, spyre_stream **s);
+/* A stream of the library's own (peer copies' source side): on no device
+ * list, no handle; freed, after its work, by spyre_stream_private_free(). */
+spyre_status spyre_stream_private_new(spyre_device *dev, spyre_stream **s);
+void spyre_stream_private_free(spyre_stream *s);
 /* Checks on entry of a stream operation (under s->lock). */
 spyre_status spyre_stream_enter(spyre_stream *s, int capture_ok);
 /*

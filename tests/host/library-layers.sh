@@ -6,7 +6,7 @@
 set -euo pipefail
 B=${1:?usage: $0 BUILD_DIR}
 obj=$B/obj/libspyre
-core="object driver device discover encode error event fault graph kernel log memory stream trace"
+core="object driver device discover encode error event fault graph kernel log memory peer stream trace"
 clients="ops/ kernel_builder"
 
 src=$(cd "$(dirname "$0")/../../libspyre" && pwd)

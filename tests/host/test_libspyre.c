@@ -15,7 +15,9 @@
 #include "discover.h"
 #include "encode.h"
 #include "error.h"
+#include "memory.h"
 #include "object.h"
+#include "stream.h"
 #include "spyre_cmd.h"
 #include "trace.h"
 #endif
@@ -208,6 +210,14 @@ TEST(runtime_calls_reject_null_and_bogus_handles)
 	EXPECT_EQ(spyre_memcpy_dtoh(host, NULL, 0, 8), SPYRE_ERROR_INVALID_ARGUMENT);
 	EXPECT_EQ(spyre_memcpy_dtod(buf, 0, buf, 0, 8), SPYRE_ERROR_INVALID_HANDLE);
 	EXPECT_EQ(spyre_memset64(buf, 0, 0, 8), SPYRE_ERROR_INVALID_HANDLE);
+	EXPECT_EQ(spyre_memcpy_peer_async(NULL, buf, 0, buf, 0, 8), SPYRE_ERROR_INVALID_ARGUMENT);
+	EXPECT_STREQ(spyre_last_error_detail(), "stream is NULL");
+	EXPECT_EQ(spyre_memcpy_peer_async(s, buf, 0, buf, 0, 8), SPYRE_ERROR_INVALID_HANDLE);
+	EXPECT_EQ(spyre_memcpy_peer(NULL, 0, buf, 0, 8), SPYRE_ERROR_INVALID_ARGUMENT);
+	EXPECT_STREQ(spyre_last_error_detail(), "destination buffer is NULL");
+	EXPECT_EQ(spyre_memcpy_peer(buf, 0, NULL, 0, 8), SPYRE_ERROR_INVALID_HANDLE);
+	EXPECT_TRUE(strstr(spyre_last_error_detail(), "destination buffer") != NULL);
+	EXPECT_EQ(spyre_memcpy_peer(buf, 0, buf, 0, 8), SPYRE_ERROR_INVALID_HANDLE);
 
 	EXPECT_EQ(spyre_event_create(NULL, &ev), SPYRE_ERROR_INVALID_ARGUMENT);
 	ev = BOGUS(spyre_event);
@@ -444,6 +454,96 @@ TEST(internal_handle_registry_survives_churn)
 			spyre_handle_remove(&objs[i]);
 	}
 	EXPECT_TRUE(!spyre_handle_live(&objs[1], SPYRE_KIND_EVENT, 0));
+}
+
+/* Two pretend device opens (no card: every check below fails before an ioctl). */
+struct fake_open {
+	spyre_device dev;
+	spyre_buffer buf;
+	spyre_stream s;
+};
+
+static void fake_open(struct fake_open *f, const char *node, uint64_t bytes)
+{
+	memset(f, 0, sizeof(*f));
+	f->dev.fd = -1;
+	snprintf(f->dev.props.devnode, sizeof(f->dev.props.devnode), "%s", node);
+	pthread_mutex_init(&f->dev.lock, NULL);
+	f->dev.objects.next = f->dev.objects.prev = &f->dev.objects;
+	spyre_handle_add(&f->dev.objects, SPYRE_KIND_DEVICE, &f->dev);
+	f->buf.bytes = bytes;
+	spyre_handle_add(&f->buf.obj, SPYRE_KIND_BUFFER, &f->dev);
+	pthread_mutex_init(&f->s.lock, NULL);
+	spyre_handle_add(&f->s.obj, SPYRE_KIND_STREAM, &f->dev);
+}
+
+static void fake_close(struct fake_open *f)
+{
+	spyre_handle_remove(&f->s.obj);
+	spyre_handle_remove(&f->buf.obj);
+	spyre_handle_remove(&f->dev.objects);
+	pthread_mutex_destroy(&f->s.lock);
+	pthread_mutex_destroy(&f->dev.lock);
+}
+
+#define PEER_EXPECT(call, status, detail)						\
+	do {										\
+		EXPECT_EQ(call, status);						\
+		if (!strstr(spyre_last_error_detail(), detail))				\
+			TAP_FAIL_("detail \"%s\" lacks \"%s\"", spyre_last_error_detail(),	\
+				  detail);						\
+	} while (0)
+
+/* Peer copies check every argument, naming what is wrong, before any work. */
+TEST(internal_peer_copy_checks_arguments)
+{
+	static struct fake_open a, b;
+	spyre_buffer *sb = &a.buf, *db = &b.buf;
+	spyre_stream *ds = &b.s;
+
+	fake_open(&a, "/dev/accel/accel0", 1 << 20);
+	fake_open(&b, "/dev/accel/accel1", 1 << 16);
+	PEER_EXPECT(spyre_memcpy_peer_async(ds, NULL, 0, sb, 0, 8), SPYRE_ERROR_INVALID_ARGUMENT,
+		    "destination buffer is NULL");
+	PEER_EXPECT(spyre_memcpy_peer_async(ds, db, 0, NULL, 0, 8), SPYRE_ERROR_INVALID_ARGUMENT,
+		    "source buffer is NULL");
+	PEER_EXPECT(spyre_memcpy_peer_async(&a.s, db, 0, sb, 0, 8), SPYRE_ERROR_INVALID_ARGUMENT,
+		    "the stream must be of the destination buffer's device open "
+		    "(/dev/accel/accel1)");
+	PEER_EXPECT(spyre_memcpy_peer_async(ds, db, 65536 - 8, sb, 0, 9),
+		    SPYRE_ERROR_INVALID_ARGUMENT,
+		    "destination range [65528, +9) is outside its 65536-byte buffer");
+	PEER_EXPECT(spyre_memcpy_peer_async(ds, db, 0, sb, (1 << 20) + 1, 0),
+		    SPYRE_ERROR_INVALID_ARGUMENT, "source range [1048577, +0)");
+	PEER_EXPECT(spyre_memcpy_peer_async(ds, db, 8, sb, UINT64_MAX, 16),
+		    SPYRE_ERROR_INVALID_ARGUMENT, "source range");
+	PEER_EXPECT(spyre_memcpy_peer(db, 0, sb, 1 << 20, 1), SPYRE_ERROR_INVALID_ARGUMENT,
+		    "source range [1048576, +1)");
+	PEER_EXPECT(spyre_memcpy_peer(db, UINT64_MAX, sb, 0, 2), SPYRE_ERROR_INVALID_ARGUMENT,
+		    "destination range");
+	/* Zero bytes between two opens: nothing to do (no link is made). */
+	EXPECT_EQ(spyre_memcpy_peer_async(ds, db, 0, sb, 0, 0), SPYRE_SUCCESS);
+	EXPECT_EQ(spyre_memcpy_peer_async(ds, db, 65536, sb, 1 << 20, 0), SPYRE_SUCCESS);
+	/* A freed source, a destroyed stream, a closed device's buffer. */
+	spyre_handle_remove(&a.buf.obj);
+	PEER_EXPECT(spyre_memcpy_peer_async(ds, db, 0, sb, 0, 8), SPYRE_ERROR_INVALID_HANDLE,
+		    "source buffer");
+	PEER_EXPECT(spyre_memcpy_peer(db, 0, sb, 0, 8), SPYRE_ERROR_INVALID_HANDLE,
+		    "source buffer");
+	spyre_handle_add(&a.buf.obj, SPYRE_KIND_BUFFER, &a.dev);
+	spyre_handle_remove(&b.s.obj);
+	PEER_EXPECT(spyre_memcpy_peer_async(ds, db, 0, sb, 0, 8), SPYRE_ERROR_INVALID_HANDLE,
+		    "stream");
+	spyre_handle_add(&b.s.obj, SPYRE_KIND_STREAM, &b.dev);
+	spyre_handle_remove(&b.buf.obj);
+	PEER_EXPECT(spyre_memcpy_peer(db, 0, sb, 0, 8), SPYRE_ERROR_INVALID_HANDLE,
+		    "destination buffer");
+	spyre_handle_add(&b.buf.obj, SPYRE_KIND_BUFFER, &b.dev);
+	/* A device the driver banned: the source's open is checked too. */
+	atomic_store(&a.dev.lost, 1);
+	EXPECT_EQ(spyre_memcpy_peer_async(ds, db, 0, sb, 0, 8), SPYRE_ERROR_DEVICE_LOST);
+	fake_close(&a);
+	fake_close(&b);
 }
 
 TEST(internal_profile_and_trace_json)

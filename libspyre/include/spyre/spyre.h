@@ -28,7 +28,7 @@ extern "C" {
 
 /* Version of this header; spyre_version() gives the library's. */
 #define SPYRE_VERSION_MAJOR 0
-#define SPYRE_VERSION_MINOR 4
+#define SPYRE_VERSION_MINOR 5
 #define SPYRE_VERSION_PATCH 0
 
 typedef enum spyre_status {
@@ -345,6 +345,27 @@ spyre_status spyre_memcpy_dtod(spyre_buffer *dst, uint64_t dst_offset, spyre_buf
 			       uint64_t src_offset, uint64_t bytes);	/* blocking */
 spyre_status spyre_memset64(spyre_buffer *buf, uint64_t offset, uint64_t pattern,
 			    uint64_t bytes);	/* blocking */
+
+/*
+ * Peer copies (since 0.5): @bytes from @src (device or host buffer of any
+ * device open: another card, or another open of the same card) to @dst,
+ * without staging through this process's memory.  The source card DMAs
+ * into pinned host buffers that both opens map (PRIME), the destination
+ * card DMAs out of them, 4 MiB at a time, two chunks in flight, so both
+ * cards work at once.  The async form queues the destination's jobs on
+ * @dst_stream, which must be of @dst's device open: the stream's later work
+ * (and events recorded after the call) waits for the copy.  The source
+ * side runs on a stream of the library's own on @src's open, after every
+ * job queued earlier that uses @src (on any stream of that open).  Both
+ * buffers of one open: a plain dtod copy.  Not capturable.  Errors as for
+ * the copies above; a stream of another open than @dst's is
+ * INVALID_ARGUMENT.  docs/runtime.md "Peer copies".
+ */
+spyre_status spyre_memcpy_peer_async(spyre_stream *dst_stream, spyre_buffer *dst,
+				     uint64_t dst_offset, spyre_buffer *src, uint64_t src_offset,
+				     uint64_t bytes);
+spyre_status spyre_memcpy_peer(spyre_buffer *dst, uint64_t dst_offset, spyre_buffer *src,
+			       uint64_t src_offset, uint64_t bytes);	/* blocking */
 
 /* ------------------------------------------------------------------------
  * Events: points in a stream, timed by the card's clock.

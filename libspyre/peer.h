@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/* Copies between two device opens through shared pinned host buffers (peer.c). */
+#ifndef SPYRE_PEER_H
+#define SPYRE_PEER_H
+
+#include <stdint.h>
+
+#include "gem.h"
+#include "object.h"
+
+#define SPYRE_PEER_CHUNK	(4u << 20)	/* bytes per slot (two slots per link) */
+
+/*
+ * Queue on @s (of the destination open; not locked by the caller) the copy of
+ * @bytes from @src_va (inside @src, a buffer of @src_dev) to @dst_va (inside
+ * @dst, of @s's open); *point = the last destination job's point on @s.
+ * The source side runs on a stream of the library's own; the driver orders
+ * it after earlier jobs that used @src.
+ */
+spyre_status spyre_peer_copy(spyre_stream *s, const struct spyre_gem *dst, uint64_t dst_va,
+			     spyre_device *src_dev, const struct spyre_gem *src, uint64_t src_va,
+			     uint64_t bytes, uint64_t *point);
+
+#endif /* SPYRE_PEER_H */
