@@ -82,6 +82,11 @@ guest_with_log_check() {	# kernel flavour, what, TEST, vm-run options...
 }
 # PRIME between two cards (tests/vm/test_prime2.c).
 two_card_suite() { guest_with_log_check "$1" "two cards" test_prime2 --cards 2 --timeout 300; }
+# Eight cards, as in one I/O drawer: each found and usable, peer copies
+# around the ring and between processes on every card (tests/vm/test_peer.c).
+eight_card_suite() {
+	guest_with_log_check "$1" "eight cards" "test_peer 8" --cards 8 --timeout 900
+}
 # A 128 GiB card (the real card's largest): a 16 GiB buffer, many small
 # ones, exhaustion, a process killed while allocating (tests/vm/test_bigmem.c).
 big_card_suite() {
@@ -89,13 +94,17 @@ big_card_suite() {
 }
 # The user's path: a program built outside the checkout, run with spyre-vm.
 user_program_suite() { "$SPYRE_TOP/tests/vm/user-program.sh" "$B"; }
-suite_vm() { vm_suite stock; two_card_suite stock; big_card_suite stock; user_program_suite; }
+suite_vm() {
+	vm_suite stock; two_card_suite stock; eight_card_suite stock; big_card_suite stock
+	user_program_suite
+}
 
 # vm-debug: the same selftests under KASAN, lockdep and kmemleak, then a
 # negative test: a deliberate use-after-free must be caught by the scanner.
 suite_vm-debug() {
 	vm_suite debug
 	two_card_suite debug
+	eight_card_suite debug
 	big_card_suite debug
 	echo "1..1"
 	local out
