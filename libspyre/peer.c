@@ -4,10 +4,10 @@
  * another, with no CPU copy of the data.  A link per (source, destination)
  * pair of opens holds two pinned host buffers, the slots, made by the
  * source open and imported into the destination open (PRIME, docs/uapi.md):
- * both cards' DMA engines reach them.  Chunk i goes through slot i % 2: the
- * source card copies into it (a job on the link's own stream of the source
- * open), then the destination card copies out of it (a job on the caller's
- * stream).  Fences cross between the two files as sync files: a destination
+ * both cards' DMA engines reach them.  Chunk i (a slot's size) goes through
+ * slot i % 2: the source card copies into it (a job on the link's own
+ * stream of the source open), then the destination card copies out of it
+ * (a job on the caller's stream).  Fences cross between the two files as sync files: a destination
  * job waits for the source job that filled its slot, a source job for the
  * destination job that last emptied it.  So while one card works on one
  * slot the other works on the other.
@@ -39,6 +39,7 @@ struct peer_link {
 	spyre_stream *stream;		/* on the source open: the source side's jobs */
 	uint32_t src_sig, dst_sig;	/* a job's fence, on its way to the other file */
 	struct peer_slot slot[PEER_SLOTS];
+	uint64_t slot_bytes;		/* each slot's size now (0: not made yet) */
 	unsigned int next_slot;
 };
 
@@ -80,14 +81,35 @@ static void link_free(struct peer_link *l)
 
 static spyre_status slot_new(struct peer_link *l, struct peer_slot *sl)
 {
-	spyre_status st = spyre_gem_create(l->src, SPYRE_PEER_CHUNK, 0, &sl->src_gem);
+	spyre_status st = syncobj_new(l->src, 1, &sl->src_free);
 
 	if (st == SPYRE_SUCCESS)
-		st = spyre_gem_share(l->src, &sl->src_gem, l->dst, &sl->dst_gem);
-	if (st == SPYRE_SUCCESS)
-		st = syncobj_new(l->src, 1, &sl->src_free);
-	if (st == SPYRE_SUCCESS)
 		st = syncobj_new(l->dst, 1, &sl->dst_full);
+	return st;
+}
+
+/* Slots of at least half of @bytes (within the bounds), made or grown once
+ * their jobs have finished (destroying a buffer waits for them). */
+static spyre_status link_fit(struct peer_link *l, uint64_t bytes)
+{
+	uint64_t want = SPYRE_PEER_SLOT_MIN;
+	spyre_status st = SPYRE_SUCCESS;
+
+	while (want < (bytes + 1) / 2 && want < SPYRE_PEER_SLOT_MAX)
+		want <<= 1;
+	if (want <= l->slot_bytes)
+		return SPYRE_SUCCESS;
+	for (int i = 0; i < PEER_SLOTS && st == SPYRE_SUCCESS; i++) {
+		struct peer_slot *sl = &l->slot[i];
+
+		spyre_gem_destroy(l->dst, &sl->dst_gem);
+		spyre_gem_destroy(l->src, &sl->src_gem);
+		st = spyre_gem_create(l->src, want, 0, &sl->src_gem);
+		if (st == SPYRE_SUCCESS)
+			st = spyre_gem_share(l->src, &sl->src_gem, l->dst, &sl->dst_gem);
+	}
+	/* Half made: made again, whole, by the next copy. */
+	l->slot_bytes = st == SPYRE_SUCCESS ? want : 0;
 	return st;
 }
 
@@ -230,10 +252,12 @@ spyre_status spyre_peer_copy(spyre_stream *s, const struct spyre_gem *dst, uint6
 	if (st != SPYRE_SUCCESS)
 		return st;
 	pthread_mutex_lock(&l->lock);
+	st = link_fit(l, bytes);
 	pthread_mutex_lock(&s->lock);
-	st = spyre_stream_enter(s, 0);
+	if (st == SPYRE_SUCCESS)
+		st = spyre_stream_enter(s, 0);
 	for (uint64_t done = 0; st == SPYRE_SUCCESS && done < bytes;) {
-		uint64_t n = bytes - done < SPYRE_PEER_CHUNK ? bytes - done : SPYRE_PEER_CHUNK;
+		uint64_t n = bytes - done < l->slot_bytes ? bytes - done : l->slot_bytes;
 		struct peer_slot *sl = &l->slot[l->next_slot];
 
 		l->next_slot = (l->next_slot + 1) % PEER_SLOTS;

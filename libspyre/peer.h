@@ -8,7 +8,10 @@
 #include "gem.h"
 #include "object.h"
 
-#define SPYRE_PEER_CHUNK	(4u << 20)	/* bytes per slot (two slots per link) */
+/* A link's two slots grow with the copies: a power of two, half the largest
+ * copy so far, from 1 MiB to 16 MiB (the chunk a copy moves at a time). */
+#define SPYRE_PEER_SLOT_MIN	(1u << 20)
+#define SPYRE_PEER_SLOT_MAX	(16u << 20)
 
 /*
  * Queue on @s (of the destination open; not locked by the caller) the copy of

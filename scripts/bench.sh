@@ -26,8 +26,10 @@ sed -n 's/^SPYRE-BENCH-JSON //p' "$out/driver.log" > "$out/driver.json"
 cat "$out/bigmem.log"
 awk '/# bench / { printf "%s{\"name\": \"%s\", \"value\": %s, \"unit\": \"%s\"}", n++ ? ", " : "[", $3, $4, $5 }
 	END { print n ? "]" : "[]" }' "$out/bigmem.log" > "$out/bigmem.json"
-# libspyre's copies (runtime.h2d_gbps, runtime.d2h_gbps) against a guest memcpy.
-"$SPYRE_TOP/scripts/vm-run.sh" --timeout 600 -- \
+# libspyre's copies (runtime.h2d_gbps, runtime.d2h_gbps) against a guest memcpy;
+# two cards for runtime.peer_copy_gbps (card 0's memory to card 1's) beside
+# runtime.dtod_gbps (within card 0).
+"$SPYRE_TOP/scripts/vm-run.sh" --cards 2 --timeout 600 -- \
 	'modprobe spyre && /usr/share/spyre/tests/runtime_bench 64' > "$out/runtime.log"
 grep -v '^SPYRE-BENCH-JSON ' "$out/runtime.log"
 sed -n 's/^SPYRE-BENCH-JSON //p' "$out/runtime.log" > "$out/runtime.json"

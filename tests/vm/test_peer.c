@@ -5,8 +5,9 @@
  * PCI address and reachable through SPYRE_VISIBLE_DEVICES; one program
  * opens all of them and copies a pattern around the ring 0 -> 1 -> ... ->
  * 7 -> 0 with spyre_memcpy_peer_async (all hops queued before any wait,
- * sizes that are not a multiple of the 4 MiB chunk, odd offsets) and with
- * the blocking call the other way round; stream and event order; the same
+ * sizes that are not a multiple of the chunk, odd offsets) and with the
+ * blocking call the other way round, small and large copies (1 MiB to
+ * 16 MiB chunks); stream and event order; the same
  * open, two opens of one card; then 2 processes per card copying to the
  * next card and back for a bounded time, every result checked.
  *
@@ -157,7 +158,7 @@ TEST(ring_of_async_peer_copies)
 	EXPECT_TRUE(!memcmp(back, pattern, RING_BYTES));
 }
 
-/* The other way round with the blocking call, and sizes around the chunk. */
+/* The other way round with the blocking call, and small sizes. */
 TEST(ring_of_blocking_peer_copies_backwards)
 {
 	static const uint64_t sizes[] = { 1, 4095, 4u << 20, (4u << 20) + 1, (8u << 20) - 3 };
@@ -181,6 +182,30 @@ TEST(ring_of_blocking_peer_copies_backwards)
 		if (memcmp(back + 3, pattern, sizes[i]))
 			TAP_FAIL_("%llu bytes differ", (unsigned long long)sizes[i]);
 	}
+}
+
+/* 40 MiB and 7 bytes: the link's slots grow to 16 MiB, three chunks. */
+TEST(large_copy_in_three_chunks)
+{
+	const size_t n = (40u << 20) + 7;
+	spyre_buffer *a, *b;
+	uint8_t *p = malloc(n), *q = malloc(n);
+	double t0;
+
+	ASSERT_TRUE(p && q);
+	fill(p, n, 5);
+	OK(spyre_buffer_alloc(dev[C(6)], n + 64, 0, &a));
+	OK(spyre_buffer_alloc(dev[C(7)], n + 64, 0, &b));
+	OK(spyre_memcpy_htod(a, 5, p, n));
+	t0 = now();
+	OK(spyre_memcpy_peer(b, 60, a, 5, n));
+	printf("# %zu bytes card %d -> %d: %.1f ms\n", n, C(6), C(7), (now() - t0) * 1e3);
+	OK(spyre_memcpy_dtoh(q, b, 60, n));
+	EXPECT_TRUE(!memcmp(p, q, n));
+	OK(spyre_buffer_free(a));
+	OK(spyre_buffer_free(b));
+	free(p);
+	free(q);
 }
 
 /* The destination stream's later work and events wait for the copy. */

@@ -5,6 +5,9 @@
  * memcpy of the same size (the ratio is what matters: under TCG every
  * absolute figure is the emulator's).  Best of several runs.  Prints table
  * rows and one "SPYRE-BENCH-JSON [...]" line for scripts/bench.sh.
+ * With a second card (scripts/bench.sh boots two): runtime.peer_copy_gbps,
+ * spyre_memcpy_peer from card 0's device memory to card 1's, beside
+ * runtime.dtod_gbps, a dtod copy within card 0.
  *
  * usage: runtime_bench [MiB]   (default 64)
  */
@@ -38,6 +41,55 @@ struct row {
 	const char *unit;
 };
 
+/* Blocking @what copies of @n bytes, best of RUNS after a warm-up: seconds. */
+static double best_copy(int peer, spyre_buffer *to, spyre_buffer *from, size_t n)
+{
+	double best = 1e30;
+
+	for (int r = 0; r <= RUNS; r++) {
+		double t0 = now(), t;
+		spyre_status st = peer ? spyre_memcpy_peer(to, 0, from, 0, n) :
+					 spyre_memcpy_dtod(to, 0, from, 0, n);
+
+		if (st) {
+			fail(peer ? "peer copy" : "dtod", st);
+			return 0;
+		}
+		t = now() - t0;
+		if (r && t < best)
+			best = t;
+	}
+	return best;
+}
+
+/* Card 0's @d (holding @src) to card 1 and within card 0; rows, or none
+ * with one card.  0 or 1 on failure. */
+static int peer_rows(spyre_buffer *d, const uint8_t *src, uint8_t *dst, size_t n,
+		     struct row *rows, int *nrows)
+{
+	spyre_device *dev1;
+	spyre_buffer *d1, *d0;
+	double tp, td;
+	int count;
+
+	if (spyre_device_count(&count) || count < 2)
+		return 0;
+	if (spyre_device_open(1, &dev1) || spyre_buffer_alloc(dev1, n, 0, &d1) ||
+	    spyre_buffer_alloc(spyre_buffer_device(d), n, 0, &d0))
+		return fail("peer setup", SPYRE_ERROR_INVALID_ARGUMENT);
+	tp = best_copy(1, d1, d, n);
+	td = best_copy(0, d0, d, n);
+	memset(dst, 0, n);
+	if (!tp || !td || spyre_memcpy_dtoh(dst, d1, 0, n) || memcmp(src, dst, n)) {
+		fprintf(stderr, "runtime_bench: peer copy data mismatch\n");
+		return 1;
+	}
+	rows[(*nrows)++] = (struct row){ "runtime.peer_copy_gbps", (double)n / tp / 1e9, "GB/s" };
+	rows[(*nrows)++] = (struct row){ "runtime.dtod_gbps", (double)n / td / 1e9, "GB/s" };
+	spyre_buffer_free(d0);
+	return spyre_device_close(dev1) ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	size_t mib = argc > 1 ? strtoul(argv[1], NULL, 10) : 64, n = mib << 20;
@@ -47,7 +99,7 @@ int main(int argc, char **argv)
 	spyre_buffer *d = NULL, *pin = NULL;
 	spyre_stream *s = NULL;
 	uint8_t *src, *dst, *p = NULL;
-	struct row rows[8];
+	struct row rows[12];
 	spyre_status st;
 	int nrows = 0;
 
@@ -110,6 +162,8 @@ int main(int argc, char **argv)
 	rows[nrows++] = (struct row){ "runtime.d2h_vs_memcpy", best_cpy / best_d2h, "ratio" };
 	rows[nrows++] = (struct row){ "runtime.h2d_pinned_gbps", GBPS(best_ph2d), "GB/s" };
 	rows[nrows++] = (struct row){ "runtime.d2h_pinned_gbps", GBPS(best_pd2h), "GB/s" };
+	if (peer_rows(d, src, dst, n, rows, &nrows))
+		return 1;
 	printf("libspyre copies of %zu MiB, best of %d (guest, TCG)\n", mib, RUNS);
 	for (int i = 0; i < nrows; i++)
 		printf("%-34s %12.3f  %s\n", rows[i].name, rows[i].value, rows[i].unit);
