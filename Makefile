@@ -87,7 +87,7 @@ VM_TESTS := $(B)/tests/vm/test_query $(B)/tests/vm/test_submit $(B)/tests/vm/tes
 	$(B)/tests/vm/runtime_bench \
 	$(B)/tests/vm/test_badinput $(B)/tests/vm/fuzz_ioctl $(B)/tests/vm/test_ops \
 	$(B)/tests/vm/test_debugfs $(B)/tests/vm/test_stress $(B)/tests/vm/test_lifecycle \
-	$(B)/tests/vm/test_bigmem \
+	$(B)/tests/vm/test_bigmem $(B)/tests/vm/test_unmap \
 	$(B)/tests/vm/test_prime2 $(B)/tests/vm/bench_null_job $(B)/tests/vm/smi_helper \
 	$(B)/tests/vm/run-vm-tests.sh \
 	$(B)/tests/vm/dmesg-check.sh
@@ -372,6 +372,11 @@ $(B)/tests/vm/test_errors: tests/vm/test_errors.c $(TEST_HDRS) include/spyre_pro
 	tests/lib/broken_kernels.h include/spyre_engine_status.h $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) -Itests/lib $< -o $@ $(LINK_LIB)
+
+$(B)/tests/vm/test_unmap: tests/vm/test_unmap.c $(TEST_HDRS) tests/vm/spyre_vm.h \
+	include/spyre_program_builder.h include/uapi/drm/spyre_accel.h include/spyre_cmd.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) -Itests/lib -pthread $< -o $@
 
 $(B)/tests/vm/runtime_bench: tests/vm/test_runtime_bench.c $(LIB)
 	@mkdir -p $(@D)

@@ -121,28 +121,32 @@ static int spyre_bo_open(struct drm_gem_object *obj, struct drm_file *file)
 	return 0;
 }
 
+/*
+ * The handle closed: take the buffer out of the file's address space.  Any
+ * job of the file may use its addresses, listed or not (a listed buffer's
+ * pages also stay while its jobs hold it, an unlisted one's would not):
+ * wait for every job the file submitted so far, so none faults on it or
+ * writes into the next buffer at those addresses.  Then the entries go and
+ * the card confirms no command holds a translation of them (a job submitted
+ * meanwhile faults); only then may the pages or device memory be freed.
+ */
 static void spyre_bo_close(struct drm_gem_object *obj, struct drm_file *file)
 {
 	struct spyre_file *sfile = file->driver_priv;
 	struct spyre_bo *bo = to_spyre_bo(obj);
 	struct spyre_bo_mapping *m;
 
-	/*
-	 * Jobs queued or running may still use this file's addresses of the
-	 * buffer: unmapping now would fault them, or let the next buffer of
-	 * the file take the addresses while a job still writes there.  Wait
-	 * for them; a hung job is bounded by the job timeout and its reset.
-	 */
-	dma_resv_wait_timeout(obj->resv, DMA_RESV_USAGE_BOOKKEEP, false, MAX_SCHEDULE_TIMEOUT);
+	spyre_file_wait_jobs(sfile);
 
 	mutex_lock(&bo->lock);
 	m = spyre_bo_find_mapping(bo, &sfile->ctx);
+	if (m)
+		list_del(&m->link);
+	mutex_unlock(&bo->lock);
 	if (m) {
 		spyre_mmu_unmap(m->ctx, &m->va);
-		list_del(&m->link);
 		kfree(m);
 	}
-	mutex_unlock(&bo->lock);
 }
 
 static void spyre_bo_free(struct drm_gem_object *obj)

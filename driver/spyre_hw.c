@@ -67,6 +67,12 @@ bool spyre_hw_has_clock(const struct spyre_drm_device *sdev)
 	return (sdev->info.hw_version & SPYRE_VERSION_MINOR_MASK) >= SPYRE_HW_MINOR_CLOCK;
 }
 
+/* Whether the card confirms MMU_INVALIDATE (INV_REQUESTED/INV_DONE, interface 0.4). */
+bool spyre_hw_has_inv_ack(const struct spyre_drm_device *sdev)
+{
+	return (sdev->info.hw_version & SPYRE_VERSION_MINOR_MASK) >= SPYRE_HW_MINOR_INV_ACK;
+}
+
 /* Wait until the commands a reset aborted have stopped. */
 int spyre_hw_wait_ready(struct spyre_drm_device *sdev)
 {

@@ -37,6 +37,12 @@ module_param_named(max_queued_jobs, spyre_max_queued_jobs, uint, 0644);
 MODULE_PARM_DESC(max_queued_jobs,
 		 "Jobs one open file may have waiting for the card before SUBMIT fails with EBUSY");
 
+/* The job timeout, for waits that a hung job may hold up. */
+unsigned int spyre_job_timeout_msecs(void)
+{
+	return spyre_job_timeout_ms;
+}
+
 static inline struct spyre_hw_fence *to_spyre_hw_fence(struct dma_fence *f)
 {
 	return container_of(f, struct spyre_hw_fence, base);
@@ -588,6 +594,63 @@ void spyre_file_entities_fini(struct spyre_file *sfile)
 			dma_fence_wait(sfile->last_fence[i], false);
 			dma_fence_put(sfile->last_fence[i]);
 		}
+	}
+}
+
+/*
+ * Wait for @q's jobs of @sfile up to @last (that entity's last pushed job)
+ * that are still pending: a job whose dependency failed finishes without
+ * running, possibly before the ones ahead of it leave the card.
+ */
+static void spyre_queue_wait_file(struct spyre_queue *q, struct spyre_file *sfile,
+				  struct dma_fence *last)
+{
+	struct drm_sched_job *s_job;
+	struct dma_fence *fence;
+
+	for (;;) {
+		fence = NULL;
+		spin_lock(&q->sched.job_list_lock);
+		list_for_each_entry(s_job, &q->sched.pending_list, list) {
+			struct dma_fence *finished = &s_job->s_fence->finished;
+
+			if (to_spyre_job(s_job)->sfile != sfile ||
+			    dma_fence_is_signaled(finished) || dma_fence_is_later(finished, last))
+				continue;
+			fence = dma_fence_get(finished);
+			break;
+		}
+		spin_unlock(&q->sched.job_list_lock);
+		if (!fence)
+			return;
+		dma_fence_wait(fence, false);
+		dma_fence_put(fence);
+	}
+}
+
+/*
+ * Wait until every job @sfile submitted so far has finished or was failed,
+ * queued or on the card, whatever buffers it listed: any of them could
+ * use any address of the file.  Jobs submitted meanwhile are not waited
+ * for.  Uninterruptible, like the close it serves; a hung job ends at the
+ * job timeout's reset.
+ */
+void spyre_file_wait_jobs(struct spyre_file *sfile)
+{
+	struct dma_fence *last[SPYRE_NUM_QUEUES];
+	int i;
+
+	mutex_lock(&sfile->submit_lock);
+	for (i = 0; i < SPYRE_NUM_QUEUES; i++)
+		last[i] = dma_fence_get(sfile->last_fence[i]);
+	mutex_unlock(&sfile->submit_lock);
+	for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
+		if (!last[i])
+			continue;
+		/* Every earlier job of the entity reached run_job by then. */
+		dma_fence_wait(last[i], false);
+		spyre_queue_wait_file(&sfile->sdev->queues[i], sfile, last[i]);
+		dma_fence_put(last[i]);
 	}
 }
 

@@ -92,6 +92,8 @@ int spyre_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file
 int spyre_driver_fill(struct spyre_drm_device *sdev, u64 va, u64 bytes, u64 pattern);
 u32 spyre_job_status_of_resv(struct dma_resv *resv);
 u32 spyre_job_status_from_error(int error);
+unsigned int spyre_job_timeout_msecs(void);
+void spyre_file_wait_jobs(struct spyre_file *sfile);
 /* Pure ring and seqno arithmetic, exported for KUnit. */
 u32 spyre_ring_advance(u32 index, u32 n);
 u32 spyre_ring_used(u32 head, u32 tail);

@@ -9,7 +9,9 @@
 
 #include <linux/dma-mapping.h>
 #include <linux/dma-fence.h>
+#include <linux/delay.h>
 #include <linux/io.h>
+#include <linux/jiffies.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 
@@ -18,7 +20,9 @@
 #include <kunit/visibility.h>
 
 #include "spyre_drv.h"
+#include "spyre_fault.h"
 #include "spyre_hw.h"
+#include "spyre_job.h"
 #include "spyre_mmu.h"
 
 /* Unmapped page after every buffer, so an overrun faults. */
@@ -97,22 +101,104 @@ static u64 *spyre_mmu_table(struct spyre_mmu_ctx *ctx, u64 va, int depth)
 	return parent->cpu;
 }
 
-/* Point hardware context @slot at @ctx's tables (or at none), then flush it. */
-static void spyre_slot_program(struct spyre_drm_device *sdev, u32 slot, struct spyre_mmu_ctx *ctx)
+/*
+ * Where an invalidation stands: the card's INV_REQUESTED and INV_DONE of
+ * its context against @target, the INV_REQUESTED value just after it was
+ * written.  The counters only grow (modulo 2^32) until a reset returns
+ * them to 0, so INV_REQUESTED below @target means the card was reset since:
+ * the reset stops every command and drops every translation, once the card
+ * is READY again.
+ */
+enum spyre_inv_state spyre_inv_state(u32 requested, u32 done, u32 target)
+{
+	if ((s32)(requested - target) < 0)
+		return SPYRE_INV_RESET;
+	return (s32)(done - target) >= 0 ? SPYRE_INV_DONE : SPYRE_INV_PENDING;
+}
+EXPORT_SYMBOL_IF_KUNIT(spyre_inv_state);
+
+/*
+ * Flush hardware context @slot's cached translations; @inv says what to
+ * wait for with spyre_inv_wait(): nothing on a card before interface 0.4
+ * (which has no completion) or when the card is gone.
+ */
+static void spyre_slot_invalidate(struct spyre_drm_device *sdev, u32 slot,
+				  struct spyre_inv *inv)
+{
+	int idx;
+
+	inv->pending = false;
+	if (!drm_dev_enter(&sdev->drm, &idx))
+		return;
+	/* Table writes must reach memory before the card re-walks them. */
+	wmb();
+	spyre_wr32(sdev, SPYRE_REG_MMU_INVALIDATE, slot);
+	if (spyre_hw_has_inv_ack(sdev)) {
+		inv->slot = slot;
+		inv->target = spyre_rd32(sdev, SPYRE_REG_INV_REQUESTED(slot));
+		inv->pending = true;
+	}
+	drm_dev_exit(idx);
+}
+
+/*
+ * Wait until the card confirms an invalidation: no command still holds a
+ * translation from before it.  The commands that could are jobs, which end
+ * by the job timeout (a reset kills a hung one); if the card says nothing
+ * for twice that, reset it, which drops every translation.
+ */
+static void spyre_inv_wait(struct spyre_drm_device *sdev, const struct spyre_inv *inv)
+{
+	unsigned long deadline = jiffies + 2 * msecs_to_jiffies(spyre_job_timeout_msecs()) + HZ;
+	unsigned int delay_us = 10;
+	enum spyre_inv_state state;
+	int idx;
+
+	while (inv->pending) {
+		if (!drm_dev_enter(&sdev->drm, &idx))
+			return;	/* removed: the card was quiesced and reset */
+		state = spyre_inv_state(spyre_rd32(sdev, SPYRE_REG_INV_REQUESTED(inv->slot)),
+					spyre_rd32(sdev, SPYRE_REG_INV_DONE(inv->slot)),
+					inv->target);
+		if (state == SPYRE_INV_RESET)
+			spyre_hw_wait_ready(sdev);
+		drm_dev_exit(idx);
+		if (state != SPYRE_INV_PENDING)
+			return;
+		if (time_after(jiffies, deadline)) {
+			drm_err(&sdev->drm,
+				"context %u: invalidation not confirmed; resetting the card\n",
+				inv->slot);
+			spyre_device_reset_request(sdev);
+			return;
+		}
+		usleep_range(delay_us, 2 * delay_us);
+		delay_us = min(2 * delay_us, 1000u);
+	}
+}
+
+/*
+ * Point hardware context @slot at @ctx's tables (or at none), then flush
+ * it; @inv (may be NULL) for spyre_inv_wait().
+ */
+static void spyre_slot_program(struct spyre_drm_device *sdev, u32 slot, struct spyre_mmu_ctx *ctx,
+			       struct spyre_inv *inv)
 {
 	u32 base = SPYRE_REG_CTX(slot);
+	struct spyre_inv unused;
 	int idx;
 
 	lockdep_assert_held(&sdev->slot_lock);
+	if (!inv)
+		inv = &unused;
+	inv->pending = false;
 	if (!drm_dev_enter(&sdev->drm, &idx))
 		return;
 	spyre_wr32(sdev, base + SPYRE_CTXREG_ROOT_LO, ctx ? lower_32_bits(ctx->root.dma) : 0);
 	spyre_wr32(sdev, base + SPYRE_CTXREG_ROOT_HI, ctx ? upper_32_bits(ctx->root.dma) : 0);
 	spyre_wr32(sdev, base + SPYRE_CTXREG_CTRL, ctx ? SPYRE_CTX_VALID : 0);
-	/* Table writes must reach memory before the card re-walks them. */
-	wmb();
-	spyre_wr32(sdev, SPYRE_REG_MMU_INVALIDATE, slot);
 	drm_dev_exit(idx);
+	spyre_slot_invalidate(sdev, slot, inv);
 }
 
 static const char *spyre_slot_fence_name(struct dma_fence *f)
@@ -162,7 +248,7 @@ static int spyre_slot_get_locked(struct spyre_mmu_ctx *ctx)
 bind:
 	sdev->slots[slot] = ctx;
 	ctx->slot = slot;
-	spyre_slot_program(sdev, slot, ctx);
+	spyre_slot_program(sdev, slot, ctx, NULL);
 bound:
 	ctx->slot_users++;
 	list_move_tail(&ctx->lru, &sdev->slot_lru);
@@ -271,7 +357,7 @@ void spyre_mmu_slots_restore(struct spyre_drm_device *sdev)
 	spin_lock_irqsave(&sdev->slot_lock, flags);
 	for (slot = 0; slot < SPYRE_NUM_CONTEXTS; slot++)
 		if (sdev->slots[slot])
-			spyre_slot_program(sdev, slot, sdev->slots[slot]);
+			spyre_slot_program(sdev, slot, sdev->slots[slot], NULL);
 	spin_unlock_irqrestore(&sdev->slot_lock, flags);
 }
 
@@ -316,7 +402,7 @@ int spyre_mmu_ctx_init(struct spyre_drm_device *sdev, struct spyre_mmu_ctx *ctx,
 		spin_lock_irqsave(&sdev->slot_lock, flags);
 		sdev->slots[SPYRE_DRIVER_CTX] = ctx;
 		ctx->slot = SPYRE_DRIVER_CTX;
-		spyre_slot_program(sdev, SPYRE_DRIVER_CTX, ctx);
+		spyre_slot_program(sdev, SPYRE_DRIVER_CTX, ctx, NULL);
 		spin_unlock_irqrestore(&sdev->slot_lock, flags);
 	}
 	return 0;
@@ -326,17 +412,20 @@ void spyre_mmu_ctx_fini(struct spyre_mmu_ctx *ctx)
 {
 	struct spyre_drm_device *sdev = ctx->sdev;
 	struct spyre_pt *pt;
+	struct spyre_inv inv = { };
 	unsigned long key, flags;
 
 	spin_lock_irqsave(&sdev->slot_lock, flags);
 	WARN_ON_ONCE(ctx->slot_users);
 	if (ctx->slot >= 0) {
 		sdev->slots[ctx->slot] = NULL;
-		spyre_slot_program(sdev, ctx->slot, NULL);
+		spyre_slot_program(sdev, ctx->slot, NULL, &inv);
 		ctx->slot = -1;
 		list_del_init(&ctx->lru);
 	}
 	spin_unlock_irqrestore(&sdev->slot_lock, flags);
+	/* The card may walk the tables until it confirms: free them after. */
+	spyre_inv_wait(sdev, &inv);
 	xa_for_each(&ctx->tables, key, pt) {
 		spyre_pt_free(ctx->sdev, pt);
 		kfree(pt);
@@ -347,21 +436,24 @@ void spyre_mmu_ctx_fini(struct spyre_mmu_ctx *ctx)
 	mutex_destroy(&ctx->lock);
 }
 
-/* Flush the card's cached translations of @ctx, if it has a context now. */
-void spyre_mmu_invalidate(struct spyre_mmu_ctx *ctx)
+/*
+ * Flush the card's cached translations of @ctx, if it has a context now,
+ * and with @wait until the card confirms that no command still holds one
+ * from before.  Unbound, no command runs in @ctx, and binding it again
+ * flushes its new context first.
+ */
+void spyre_mmu_invalidate(struct spyre_mmu_ctx *ctx, bool wait)
 {
 	struct spyre_drm_device *sdev = ctx->sdev;
+	struct spyre_inv inv = { };
 	unsigned long flags;
-	int idx;
 
-	/* Table writes must reach memory before the card re-walks them. */
-	wmb();
 	spin_lock_irqsave(&sdev->slot_lock, flags);
-	if (ctx->slot >= 0 && drm_dev_enter(&sdev->drm, &idx)) {
-		spyre_wr32(sdev, SPYRE_REG_MMU_INVALIDATE, ctx->slot);
-		drm_dev_exit(idx);
-	}
+	if (ctx->slot >= 0)
+		spyre_slot_invalidate(sdev, ctx->slot, &inv);
 	spin_unlock_irqrestore(&sdev->slot_lock, flags);
+	if (wait)
+		spyre_inv_wait(sdev, &inv);
 }
 
 /* Whether [@va, @va + @size) can start with a 2 MiB page for @addr. */
@@ -505,15 +597,24 @@ int spyre_mmu_map(struct spyre_mmu_ctx *ctx, struct drm_mm_node *node,
 out_unlock:
 	mutex_unlock(&ctx->lock);
 	if (!ret)
-		spyre_mmu_invalidate(ctx);
+		spyre_mmu_invalidate(ctx, false);
 	return ret;
 }
 
+/*
+ * Take @node's range out of @ctx.  The caller made sure no job of @ctx it
+ * knows of still uses it; the card may still run one that does (its
+ * commands fault from now on).  The entries go first, then the card
+ * confirms no command holds a translation from before; only then may the
+ * range and what it mapped be used again.
+ */
 void spyre_mmu_unmap(struct spyre_mmu_ctx *ctx, struct drm_mm_node *node)
 {
 	mutex_lock(&ctx->lock);
 	spyre_mmu_clear_range(ctx, node->start, node->size);
+	mutex_unlock(&ctx->lock);
+	spyre_mmu_invalidate(ctx, true);
+	mutex_lock(&ctx->lock);
 	drm_mm_remove_node(node);
 	mutex_unlock(&ctx->lock);
-	spyre_mmu_invalidate(ctx);
 }

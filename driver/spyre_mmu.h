@@ -60,7 +60,7 @@ void spyre_mmu_ctx_fini(struct spyre_mmu_ctx *ctx);
 int spyre_mmu_map(struct spyre_mmu_ctx *ctx, struct drm_mm_node *node,
 		  const struct spyre_mmu_backing *backing, u64 fixed_va);
 void spyre_mmu_unmap(struct spyre_mmu_ctx *ctx, struct drm_mm_node *node);
-void spyre_mmu_invalidate(struct spyre_mmu_ctx *ctx);
+void spyre_mmu_invalidate(struct spyre_mmu_ctx *ctx, bool wait);
 void spyre_mmu_slots_init(struct spyre_drm_device *sdev);
 void spyre_mmu_slots_restore(struct spyre_drm_device *sdev);
 void spyre_mmu_slots_fini(struct spyre_drm_device *sdev);
@@ -70,7 +70,22 @@ u32 spyre_mmu_slot(struct spyre_mmu_ctx *ctx);
 void spyre_mmu_slot_put(struct spyre_mmu_ctx *ctx);
 void spyre_mmu_ctx_wait_idle(struct spyre_mmu_ctx *ctx);
 
+/* Where an invalidation stands (spyre_inv_state()). */
+enum spyre_inv_state {
+	SPYRE_INV_PENDING,	/* a command may still hold a translation from before */
+	SPYRE_INV_DONE,		/* the card confirmed it */
+	SPYRE_INV_RESET,	/* the card was reset since: done once it is READY */
+};
+
+/* An invalidation the card has yet to confirm, if @pending. */
+struct spyre_inv {
+	bool pending;
+	u32 slot;
+	u32 target;			/* INV_REQUESTED just after the write */
+};
+
 /* Pure helpers, exported for KUnit. */
+enum spyre_inv_state spyre_inv_state(u32 requested, u32 done, u32 target);
 unsigned int spyre_pt_index(u64 va, int level);
 unsigned long spyre_pt_key(u64 va, int level);
 u64 spyre_pte_encode(u64 addr, bool system, bool writable);

@@ -350,11 +350,37 @@ static void mmu_huge_pages_where_aligned(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, spyre_mmu_alignment(huge - SPYRE_PAGE_SIZE), SPYRE_PAGE_SIZE);
 }
 
+/* An invalidation is done once INV_DONE reaches the INV_REQUESTED it got. */
+static void mmu_invalidation_done_when_card_catches_up(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, spyre_inv_state(5, 4, 5), SPYRE_INV_PENDING);
+	KUNIT_EXPECT_EQ(test, spyre_inv_state(5, 5, 5), SPYRE_INV_DONE);
+	/* Later invalidations of the context, pending or done, include it. */
+	KUNIT_EXPECT_EQ(test, spyre_inv_state(9, 4, 5), SPYRE_INV_PENDING);
+	KUNIT_EXPECT_EQ(test, spyre_inv_state(9, 7, 5), SPYRE_INV_DONE);
+	/* Across the counters' wrap. */
+	KUNIT_EXPECT_EQ(test, spyre_inv_state(2, 0xffffffff, 0xffffffff), SPYRE_INV_DONE);
+	KUNIT_EXPECT_EQ(test, spyre_inv_state(2, 0xfffffffe, 0xffffffff), SPYRE_INV_PENDING);
+	KUNIT_EXPECT_EQ(test, spyre_inv_state(0, 0, 0xffffffff), SPYRE_INV_DONE);
+}
+
+/* Counters behind the target: the card was reset since (done once READY). */
+static void mmu_invalidation_across_a_reset(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, spyre_inv_state(0, 0, 5), SPYRE_INV_RESET);
+	KUNIT_EXPECT_EQ(test, spyre_inv_state(3, 1, 5), SPYRE_INV_RESET);
+	/* Invalidations since the reset passed it: the card's word again. */
+	KUNIT_EXPECT_EQ(test, spyre_inv_state(6, 4, 5), SPYRE_INV_PENDING);
+	KUNIT_EXPECT_EQ(test, spyre_inv_state(6, 6, 5), SPYRE_INV_DONE);
+}
+
 static struct kunit_case spyre_mmu_cases[] = {
 	KUNIT_CASE(mmu_pt_index_per_level),
 	KUNIT_CASE(mmu_pt_key_identifies_tables),
 	KUNIT_CASE(mmu_pte_encoding),
 	KUNIT_CASE(mmu_huge_pages_where_aligned),
+	KUNIT_CASE(mmu_invalidation_done_when_card_catches_up),
+	KUNIT_CASE(mmu_invalidation_across_a_reset),
 	{}
 };
 

@@ -175,6 +175,8 @@ check "reload cycle 3" reload_cycle
 
 "$T/test_query"
 "$T/test_submit"
+# A handle closed under a kernel that reads it unlisted: never another's data.
+"$T/test_unmap"
 "$T/test_debugfs"
 "$T/test_badinput"
 # libspyre's runtime: every call, misuse, 16 threads, two processes, a fault.
