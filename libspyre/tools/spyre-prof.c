@@ -2,7 +2,7 @@
 /*
  * spyre-prof: a summary of a SPYRE_TRACE file, like `nsys stats`.  Per
  * kernel name: launches, total, mean, min and max time and share of the
- * kernels' total; per copy direction (htod, dtoh, dtod, fill): copies,
+ * kernels' total; per copy direction (htod, dtoh, dtod, fill, peer): copies,
  * bytes, time and bandwidth.  Text, or JSON with --json.
  *
  * It reads the Chrome/Perfetto JSON that libspyre's trace.c writes
@@ -416,8 +416,9 @@ struct kernel {
 	uint64_t clock_total, model_total, dram_read, dram_written, macs, firings;
 };
 
-enum { HTOD, DTOH, DTOD, FILL, OTHER, NUM_DIRS };
-static const char *const dir_names[NUM_DIRS] = { "htod", "dtoh", "dtod", "fill", "other" };
+enum { HTOD, DTOH, DTOD, FILL, PEER, OTHER, NUM_DIRS };
+static const char *const dir_names[NUM_DIRS] = { "htod", "dtoh", "dtod", "fill", "peer",
+						   "other" };
 
 struct summary {
 	int model;			/* --model: kernel times from device_ns */

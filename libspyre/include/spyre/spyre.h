@@ -351,7 +351,7 @@ spyre_status spyre_memset64(spyre_buffer *buf, uint64_t offset, uint64_t pattern
  * device open: another card, or another open of the same card) to @dst,
  * without staging through this process's memory.  The source card DMAs
  * into pinned host buffers that both opens map (PRIME), the destination
- * card DMAs out of them, 4 MiB at a time, two chunks in flight, so both
+ * card DMAs out of them, in chunks of 1 to 16 MiB, two in flight, so both
  * cards work at once.  The async form queues the destination's jobs on
  * @dst_stream, which must be of @dst's device open: the stream's later work
  * (and events recorded after the call) waits for the copy.  The source
