@@ -88,7 +88,8 @@ VM_TESTS := $(B)/tests/vm/test_query $(B)/tests/vm/test_submit $(B)/tests/vm/tes
 	$(B)/tests/vm/test_badinput $(B)/tests/vm/fuzz_ioctl $(B)/tests/vm/test_ops \
 	$(B)/tests/vm/test_debugfs $(B)/tests/vm/test_stress $(B)/tests/vm/test_lifecycle \
 	$(B)/tests/vm/test_bigmem $(B)/tests/vm/test_unmap \
-	$(B)/tests/vm/test_prime2 $(B)/tests/vm/bench_null_job $(B)/tests/vm/smi_helper \
+	$(B)/tests/vm/test_prime2 $(B)/tests/vm/test_peer \
+	$(B)/tests/vm/bench_null_job $(B)/tests/vm/smi_helper \
 	$(B)/tests/vm/run-vm-tests.sh \
 	$(B)/tests/vm/dmesg-check.sh
 TEST_HDRS := tests/lib/tap.h
@@ -357,6 +358,11 @@ $(B)/tests/vm/smi_helper: tests/vm/smi_helper.c $(LIB)
 	$(CC) $(CFLAGS_COMMON) $< -o $@ $(LINK_LIB)
 
 $(B)/tests/vm/test_query: tests/vm/test_query.c $(TEST_HDRS) $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) -Itests/lib $< -o $@ $(LINK_LIB)
+
+# Eight cards and peer copies between them (scripts/check.sh eight_card_suite).
+$(B)/tests/vm/test_peer: tests/vm/test_peer.c $(TEST_HDRS) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) -Itests/lib $< -o $@ $(LINK_LIB)
 
