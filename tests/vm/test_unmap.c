@@ -210,6 +210,8 @@ TEST(unlisted_input_closed_under_a_running_kernel)
 	ASSERT_EQ(bo_new(t.fd, IN_BYTES, 0, &out), 0);
 	t0 = now_ms();
 	ASSERT_EQ(launch(&t, 0, &out), 0);
+	/* The kernel runs for 150-250 ms: close once it has its input mapped. */
+	usleep(50 * 1000);
 	EXPECT_EQ(close_handle(t.fd, t.in.handle), 0);
 	close_ms = now_ms() - t0;
 	EXPECT_EQ(write(o.go, "g", 1), 1);
