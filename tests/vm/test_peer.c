@@ -280,7 +280,8 @@ TEST(close_every_card)
 		OK(spyre_device_close(dev[i]));
 }
 
-/* Child: copies between card @a and the next one for @seconds; 0 if all good. */
+/* Child: copies between card @a and the next one for @seconds (after its
+ * set-up; one round trip at least); 0 if all good. */
 static int stress_child(int a, int id, int seconds)
 {
 	int b = (a + 1) % ncards, n = 0;
@@ -288,7 +289,7 @@ static int stress_child(int a, int id, int seconds)
 	spyre_buffer *ba, *bb;
 	spyre_stream *sa, *sb;
 	uint8_t *p, *q;
-	double end = now() + seconds;
+	double end;
 	size_t max = (3u << 20) + 777;
 
 	p = malloc(max);
@@ -298,7 +299,10 @@ static int stress_child(int a, int id, int seconds)
 	    spyre_stream_create(da, id % 4, &sa) || spyre_stream_create(db, (id + 1) % 4, &sb))
 		return 2;
 	srand((unsigned int)id * 7919u);
-	while (now() < end) {
+	/* @seconds from the end of the set-up (slow under the debug kernel),
+	 * and one round trip at least. */
+	end = now() + seconds;
+	do {
 		size_t bytes = 1 + (size_t)rand() % max;
 		uint64_t o1 = (uint64_t)rand() % 4096, o2 = (uint64_t)rand() % 4096;
 
@@ -316,7 +320,7 @@ static int stress_child(int a, int id, int seconds)
 			return 4;
 		}
 		n++;
-	}
+	} while (now() < end);
 	printf("# child %d: cards %d <-> %d: %d round trips\n", id, a, b, n);
 	return spyre_device_close(da) || spyre_device_close(db) || !n ? 5 : 0;
 }
