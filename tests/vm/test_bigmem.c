@@ -109,7 +109,8 @@ static int probe_is(struct io *io, const struct bo *dev, uint64_t off, uint64_t 
 	return 1;
 }
 
-static int skip_unless_big(int fd)
+/* Whether the card holds the 16 GiB buffer with room to spare. */
+static int card_is_big(int fd)
 {
 	return mem_bytes(fd) >= BIG + GIB;
 }
@@ -124,7 +125,7 @@ TEST(sixteen_gib_buffer_written_read_and_freed)
 	double t0;
 
 	ASSERT_TRUE(fd >= 0);
-	if (!skip_unless_big(fd))
+	if (!card_is_big(fd))
 		SKIP("the card has under 17 GiB (mem-size)");
 	ASSERT_EQ(io_init(&io, fd), 0);
 	used0 = device_used(fd);
@@ -189,7 +190,7 @@ TEST(exhaustion_is_enomem_and_nothing_is_corrupted)
 	struct io io;
 
 	ASSERT_TRUE(fd >= 0);
-	if (!skip_unless_big(fd))
+	if (!card_is_big(fd))
 		SKIP("the card has under 17 GiB (mem-size)");
 	ASSERT_EQ(io_init(&io, fd), 0);
 	used0 = device_used(fd);
@@ -262,7 +263,7 @@ TEST(sigkill_while_creating_gives_everything_back)
 	pid_t pid;
 
 	ASSERT_TRUE(fd >= 0);
-	if (!skip_unless_big(fd))
+	if (!card_is_big(fd))
 		SKIP("the card has under 17 GiB (mem-size)");
 	used0 = device_used(fd);
 	fflush(stdout);
