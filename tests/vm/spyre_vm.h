@@ -209,4 +209,22 @@ static inline long long used_settles(int fd, long long want)
 	return used;
 }
 
+/*
+ * Device memory in use once it stops changing (the same for half a second,
+ * 10 s at most): a baseline taken right after another test's processes
+ * exit would count buffers their last jobs still hold for a moment.
+ */
+static inline long long device_used_steady(int fd)
+{
+	long long used = device_used(fd), last = -2;
+
+	for (int i = 0, same = 0; i < 200 && same < 10; i++) {
+		usleep(50000);
+		last = used;
+		used = device_used(fd);
+		same = used == last ? same + 1 : 0;
+	}
+	return used;
+}
+
 #endif /* SPYRE_VM_H */

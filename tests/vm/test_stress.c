@@ -240,10 +240,14 @@ static struct run *run_map(void)
 static void processes_at_once(int procs)
 {
 	struct run *run = run_map();
+	int fd = open("/dev/accel/accel0", O_RDWR | O_CLOEXEC);
 	uint64_t total = 0, least = UINT64_MAX;
 	double t0 = now_s();
+	long long used0;
 
-	ASSERT_TRUE(run != NULL);
+	ASSERT_TRUE(run != NULL && fd >= 0);
+	used0 = device_used_steady(fd);
+	ASSERT_TRUE(used0 >= 0);
 	EXPECT_EQ(run_processes(procs, worker, run), 0);
 	for (int p = 0; p < procs; p++) {
 		EXPECT_TRUE(run->counts[p] > 0);
@@ -256,6 +260,8 @@ static void processes_at_once(int procs)
 		for (int p = 0; p < procs; p++)
 			printf("%s%llu", p ? " " : " (", (unsigned long long)run->counts[p]);
 	printf("%s\n", procs <= PROCS ? ")" : "");
+	EXPECT_EQ(used_settles(fd, used0), used0);
+	close(fd);
 	munmap(run, sizeof(*run));
 }
 
@@ -303,7 +309,7 @@ TEST(killed_processes_spare_the_others)
 	double end;
 
 	ASSERT_TRUE(run != NULL && fd >= 0);
-	used0 = device_used(fd);
+	used0 = device_used_steady(fd);
 	ASSERT_TRUE(used0 >= 0);
 	memset(run, 0, sizeof(*run));
 	run->procs = SURVIVORS;
