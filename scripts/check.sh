@@ -83,9 +83,12 @@ guest_with_log_check() {	# kernel flavour, what, TEST, vm-run options...
 # PRIME between two cards (tests/vm/test_prime2.c).
 two_card_suite() { guest_with_log_check "$1" "two cards" test_prime2 --cards 2 --timeout 300; }
 # Eight cards, as in one I/O drawer: each found and usable, peer copies
-# around the ring and between processes on every card (tests/vm/test_peer.c).
+# around the ring and between processes on every card (tests/vm/test_peer.c),
+# then eight processes on each card at once (tests/vm/test_stress.c).
 eight_card_suite() {
-	guest_with_log_check "$1" "eight cards" "test_peer 8" --cards 8 --timeout 900
+	guest_with_log_check "$1" "eight cards" \
+		"test_peer 8; TAP_ONLY=eight_processes_on_every_card \$T/test_stress" \
+		--cards 8 --timeout 900
 }
 # A 128 GiB card (the real card's largest): a 16 GiB buffer, many small
 # ones, exhaustion, a process killed while allocating (tests/vm/test_bigmem.c).

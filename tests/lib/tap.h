@@ -8,6 +8,7 @@
  * Each TEST runs in order; EXPECT_* record a failure and go on, ASSERT_*
  * record it and leave the test.  SKIP(reason) ends the test as skipped.
  * The output is TAP 13 ("ok N - name", "not ok N - name", "# SKIP").
+ * TAP_ONLY=name[,name...] in the environment runs only the tests named.
  */
 #ifndef SPYRE_TAP_H
 #define SPYRE_TAP_H
@@ -71,6 +72,22 @@ extern const char *tap_skip_reason;
 			TAP_FAIL_("%s == %s: \"%s\" != \"%s\"", #a, #b,	\
 				  a_ ? a_ : "(null)", b_ ? b_ : "(null)"); \
 	} while (0)
+/* Whether TAP_ONLY (a comma-separated list of names) leaves @name in. */
+static inline int tap_selected(const char *name)
+{
+	const char *only = getenv("TAP_ONLY"), *p = only;
+	size_t len = strlen(name);
+
+	if (!only || !*only)
+		return 1;
+	while ((p = strstr(p, name))) {
+		if ((p == only || p[-1] == ',') && (p[len] == ',' || !p[len]))
+			return 1;
+		p += len;
+	}
+	return 0;
+}
+
 #define SKIP(reason)							\
 	do { tap_skip_reason = (reason); return; } while (0)
 
@@ -83,12 +100,14 @@ extern const char *tap_skip_reason;
 		struct tap_test *t;					\
 		int n = 0, failed = 0;					\
 		for (t = tap_tests; t; t = t->next)			\
-			n++;						\
+			n += tap_selected(t->name);			\
 		printf("TAP version 13\n1..%d\n", n);			\
 		fflush(stdout);						\
 		n = 0;							\
 		for (t = tap_tests; t; t = t->next) {			\
 			int before = tap_failed_checks;			\
+			if (!tap_selected(t->name))			\
+				continue;				\
 			tap_skip_reason = NULL;				\
 			t->fn();					\
 			n++;						\

@@ -8,7 +8,9 @@
  * flight per process.  Sixty-four files are more than the card's 15
  * hardware contexts: contexts are evicted and rebound under load.
  *
- * SPYRE_STRESS_SECONDS sets the time (default 15).
+ * SPYRE_STRESS_SECONDS sets the time (default 15).  With more than one card
+ * (the eight-card guest runs TAP_ONLY=eight_processes_on_every_card), that
+ * test runs eight processes on each card at once.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,8 +28,9 @@
 #include "tap.h"
 #include "uapi/drm/spyre_accel.h"
 
-#define PROCS		8
-#define MAX_PROCS	64
+#define PROCS		8		/* per card */
+#define MAX_CARDS	8
+#define MAX_PROCS	(PROCS * MAX_CARDS)
 #define DEPTH		3		/* jobs in flight per process */
 #define JOB_BYTES	(64u << 10)
 
@@ -39,9 +42,34 @@ static int seconds = 15;	/* the eight-process test; the others half */
  */
 struct run {
 	int procs;
+	int cards;		/* process p uses card p % cards */
 	int ready;
 	uint64_t counts[MAX_PROCS];
 };
+
+static int open_card(int card)
+{
+	char path[32];
+
+	snprintf(path, sizeof(path), "/dev/accel/accel%d", card);
+	return open(path, O_RDWR | O_CLOEXEC);
+}
+
+/* How many cards the guest has: /dev/accel/accel0, 1, ... */
+static int count_cards(void)
+{
+	int n = 0;
+
+	while (n < MAX_CARDS) {
+		int fd = open_card(n);
+
+		if (fd < 0)
+			break;
+		close(fd);
+		n++;
+	}
+	return n;
+}
 
 static double now_s(void)
 {
@@ -153,8 +181,8 @@ static int start_together(struct run *run)
 /* A process's run; writes its checked job count to @run->counts[@proc]. */
 static int worker(int proc, struct run *run)
 {
-	int fd = open("/dev/accel/accel0", O_RDWR | O_CLOEXEC);
-	uint32_t queue = proc % DRM_SPYRE_NUM_QUEUES;
+	int fd = open_card(run->cards ? proc % run->cards : 0);
+	uint32_t queue = proc / (run->cards ? run->cards : 1) % DRM_SPYRE_NUM_QUEUES;
 	struct slot slots[DEPTH];
 	double end;
 	uint64_t job = 0, checked = 0;
@@ -167,7 +195,8 @@ static int worker(int proc, struct run *run)
 			return 11;
 	if (start_together(run))
 		return 15;
-	end = now_s() + (run->procs > PROCS ? seconds / 2.0 : seconds);
+	end = now_s() + (run->procs > PROCS * (run->cards ? run->cards : 1) ? seconds / 2.0 :
+			 seconds);
 	while (now_s() < end) {
 		struct slot *s = &slots[job % DEPTH];
 
@@ -199,7 +228,8 @@ static int worker(int proc, struct run *run)
  * Run @fn in @procs processes at once; each writes its checked job count
  * to @run->counts[p].  Returns how many processes failed.
  */
-static int run_processes(int procs, int (*fn)(int, struct run *), struct run *run)
+static int run_processes(int procs, int cards, int (*fn)(int, struct run *),
+			 struct run *run)
 {
 	pid_t pids[MAX_PROCS];
 	int status, failed = 0;
@@ -208,6 +238,7 @@ static int run_processes(int procs, int (*fn)(int, struct run *), struct run *ru
 		return procs;
 	memset(run, 0, sizeof(*run));
 	run->procs = procs;
+	run->cards = cards;
 	if (getenv("SPYRE_STRESS_SECONDS") && atoi(getenv("SPYRE_STRESS_SECONDS")) > 0)
 		seconds = atoi(getenv("SPYRE_STRESS_SECONDS"));
 	fflush(stdout);
@@ -236,43 +267,56 @@ static struct run *run_map(void)
 	return run == MAP_FAILED ? NULL : run;
 }
 
-/* @procs processes on one card at once, every result checked. */
-static void processes_at_once(int procs)
+/*
+ * @procs processes at once spread over @cards cards, every result checked;
+ * every card's device memory comes back.
+ */
+static void processes_at_once(int procs, int cards)
 {
 	struct run *run = run_map();
-	int fd = open("/dev/accel/accel0", O_RDWR | O_CLOEXEC);
 	uint64_t total = 0, least = UINT64_MAX;
-	double t0 = now_s();
-	long long used0;
+	long long used0[MAX_CARDS];
+	int fds[MAX_CARDS];
+	double t0;
 
-	ASSERT_TRUE(run != NULL && fd >= 0);
-	used0 = device_used_steady(fd);
-	ASSERT_TRUE(used0 >= 0);
-	EXPECT_EQ(run_processes(procs, worker, run), 0);
+	ASSERT_TRUE(run != NULL && cards > 0 && cards <= MAX_CARDS);
+	for (int c = 0; c < cards; c++) {
+		fds[c] = open_card(c);
+		ASSERT_TRUE(fds[c] >= 0);
+		used0[c] = device_used_steady(fds[c]);
+		ASSERT_TRUE(used0[c] >= 0);
+	}
+	t0 = now_s();
+	EXPECT_EQ(run_processes(procs, cards, worker, run), 0);
 	for (int p = 0; p < procs; p++) {
 		EXPECT_TRUE(run->counts[p] > 0);
 		total += run->counts[p];
 		least = run->counts[p] < least ? run->counts[p] : least;
 	}
-	printf("  # %d processes, %.1f s with set-up: %llu jobs checked, the fewest %llu",
-	       procs, now_s() - t0, (unsigned long long)total, (unsigned long long)least);
+	printf("  # %d processes on %d card%s, %.1f s with set-up: %llu jobs checked, the fewest %llu",
+	       procs, cards, cards > 1 ? "s" : "", now_s() - t0, (unsigned long long)total,
+	       (unsigned long long)least);
 	if (procs <= PROCS)
 		for (int p = 0; p < procs; p++)
 			printf("%s%llu", p ? " " : " (", (unsigned long long)run->counts[p]);
 	printf("%s\n", procs <= PROCS ? ")" : "");
-	EXPECT_EQ(used_settles(fd, used0), used0);
-	close(fd);
+	for (int c = 0; c < cards; c++) {
+		EXPECT_EQ(used_settles(fds[c], used0[c]), used0[c]);
+		close(fds[c]);
+	}
 	munmap(run, sizeof(*run));
 }
 
-TEST(eight_processes_every_result_checked)
+TEST(eight_processes_on_every_card)
 {
-	processes_at_once(PROCS);
+	int cards = count_cards();
+
+	processes_at_once(PROCS * cards, cards);
 }
 
 TEST(sixty_four_processes_share_fifteen_hardware_contexts)
 {
-	processes_at_once(MAX_PROCS);
+	processes_at_once(MAX_PROCS, 1);
 }
 
 /*
@@ -294,6 +338,7 @@ static pid_t spawn_victim(int n)
 		if (own == MAP_FAILED)
 			_exit(20);
 		own->procs = 1;
+		own->cards = 1;
 		seconds = 3600;
 		_exit(worker(PROCS + n, own));
 	}
@@ -313,6 +358,7 @@ TEST(killed_processes_spare_the_others)
 	ASSERT_TRUE(used0 >= 0);
 	memset(run, 0, sizeof(*run));
 	run->procs = SURVIVORS;
+	run->cards = 1;
 	fflush(stdout);
 	for (int p = 0; p < SURVIVORS; p++) {
 		pids[p] = fork();
@@ -413,7 +459,7 @@ TEST(forty_files_share_fifteen_hardware_contexts)
 	uint64_t total = 0;
 
 	ASSERT_TRUE(run != NULL);
-	EXPECT_EQ(run_processes(FILE_PROCS, many_files, run), 0);
+	EXPECT_EQ(run_processes(FILE_PROCS, 1, many_files, run), 0);
 	for (int p = 0; p < FILE_PROCS; p++)
 		total += run->counts[p];
 	printf("  # %d files: %llu jobs checked\n", FILE_PROCS * FILES_PER_PROC,
