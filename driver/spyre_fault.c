@@ -506,7 +506,12 @@ static void spyre_function_reset_restart(struct spyre_drm_device *sdev)
 	/* Removed meanwhile: the replayed jobs fail, as at remove. */
 	present = drm_dev_enter(&sdev->drm, &idx);
 	mutex_lock(&sdev->reset_lock);
-	if (present && spyre_hw_wait_ready(sdev))
+	/*
+	 * An FLR or link reset left the card at its reset state; AER recovery
+	 * of a non-fatal error reset nothing and the card may still be running
+	 * what it had.  Reset it either way so the rings start from nothing.
+	 */
+	if (present)
 		spyre_hw_reset(sdev);
 	/* What the card finished before the reset is done, not replayed. */
 	for (i = 0; i < SPYRE_NUM_QUEUES; i++)

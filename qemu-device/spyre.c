@@ -26,6 +26,7 @@
 #include "engine/engine.h"
 
 #define SPYRE_REGS_SIZE     SPYRE_MSIX_TABLE_OFFSET
+#define SPYRE_AER_OFFSET    0x100   /* first extended capability */
 #define PCI_CLASS_SPYRE     0x1200  /* processing accelerator */
 
 /* Power and thermal model time constants (docs/hardware.md, Telemetry). */
@@ -955,12 +956,17 @@ static void spyre_reset_hold(Object *obj, ResetType type)
     memory_region_set_alias_offset(&s->aperture, 0);
 }
 
-/* The PCI core leaves FLR to the device: it resets us through qdev. */
+/*
+ * The PCI core leaves FLR to the device: it resets us through qdev.  AER
+ * keeps its first-error pointer and header log consistent with the status
+ * the guest clears.
+ */
 static void spyre_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
                                int len)
 {
     pci_default_write_config(pdev, addr, val, len);
     pcie_cap_flr_write_config(pdev, addr, val, len);
+    pcie_aer_write_config(pdev, addr, val, len);
 }
 
 static bool spyre_check_params(SpyreState *s, Error **errp)
@@ -1044,6 +1050,18 @@ static void spyre_realize(PCIDevice *pdev, Error **errp)
         return;
     }
     pcie_cap_flr_init(pdev);
+    /*
+     * Advanced Error Reporting, so errors injected on the link (HMP
+     * pcie_aer_inject_error, or the guest's aer_inject) reach the driver's
+     * pci_error_handlers as on a real card.
+     */
+    ret = pcie_aer_init(pdev, PCI_ERR_VER, SPYRE_AER_OFFSET, PCI_ERR_SIZEOF,
+                        errp);
+    if (ret < 0) {
+        pcie_cap_exit(pdev);
+        msix_uninit(pdev, &s->bar0, &s->bar0);
+        return;
+    }
 
     qemu_mutex_init(&s->lock);
     qemu_cond_init(&s->cond);
@@ -1071,6 +1089,8 @@ static void spyre_exit(PCIDevice *pdev)
     qemu_cond_destroy(&s->cond);
     qemu_cond_destroy(&s->dma_cond);
     qemu_mutex_destroy(&s->lock);
+    pcie_aer_exit(pdev);
+    pcie_cap_exit(pdev);
     msix_uninit(pdev, &s->bar0, &s->bar0);
 }
 

@@ -19,9 +19,13 @@ mkdir -p "$root"/{bin,sbin,usr/bin,usr/lib,proc,sys,dev,tmp,root,etc,"$moddir"/e
 install -m 755 /bin/busybox "$root/bin/busybox"
 install -m 755 "$SPYRE_TOP/scripts/guest-init.sh" "$root/init"
 
-# Debian modules spyre.ko depends on, and 9p over virtio for vm-run.sh's
-# shared directory, decompressed so busybox modprobe loads them.
-for dep in 9p 9pnet_virtio \
+# Debian modules spyre.ko depends on, 9p over virtio for vm-run.sh's
+# shared directory, and aer_inject where the kernel has AER (test_aer),
+# decompressed so busybox modprobe loads them.
+aer_inject=
+modprobe -q -d "$MODROOT" -S "$kver" --show-depends aer_inject > /dev/null 2>&1 &&
+	aer_inject=aer_inject
+for dep in 9p 9pnet_virtio $aer_inject \
 	$(modinfo -F depends "$kmod"/*.ko | tr ',' ' ' | tr ' ' '\n' | grep -vx 'spyre' | sort -u); do
 	modprobe -d "$MODROOT" -S "$kver" --show-depends "$dep" |
 	awk '$1 == "insmod" { print $2 }'

@@ -196,7 +196,8 @@ SPYRE_STRESS_SECONDS=${SPYRE_STRESS_SECONDS:-15} "$T/test_stress"
 # Recovery with a short job timeout so a hang is found in a second or two.
 rmmod spyre && modprobe spyre job_timeout_ms=1000 || echo "Bail out! cannot reload spyre"
 "$T/test_recovery"
-# Function resets through sysfs under load; hangs on all four queues at once.
+# Function resets through sysfs and AER errors under load; hangs on all four
+# queues at once.
 "$T/test_reset"
 # rmmod refused in use, unbind under load, then rmmod and a fresh load.
 "$T/test_lifecycle"

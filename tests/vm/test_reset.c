@@ -10,12 +10,19 @@
  *   per round, every hung job ends with TIMEOUT (its file banned), every
  *   innocent one completes with correct data.
  * - The same with a debugfs reset racing the hangs.
+ * - PCIe errors reported through AER (Linux's aer_inject, on the card's
+ *   AER capability) while copies run: a correctable one changes nothing; a
+ *   non-fatal and a fatal uncorrectable one each go through the driver's
+ *   error_detected/slot_reset/resume (the fatal one with a real link reset
+ *   of the card): one card reset each, every copy completes correctly.
+ *   Skipped on a kernel without AER (the debug kernel).
  *
  * Run with spyre loaded with a short job_timeout_ms (1000).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <linux/pci_regs.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -384,6 +391,91 @@ TEST(function_reset_racing_hangs)
 		close(hfd[q]);
 	}
 	EXPECT_EQ(reset_count(), before + 2);
+	for (int q = 0; q < NQ; q++)
+		EXPECT_EQ(copy_batches(q, 1, 0), 0);
+}
+
+/* Linux's aer_inject interface (drivers/pci/pcie/aer_inject.c). */
+struct aer_error_inj {
+	uint8_t bus, dev, fn;
+	uint32_t uncor_status, cor_status;
+	uint32_t header_log[4];
+	uint32_t domain;
+};
+
+/* Report @uncor/@cor as errors of the card through its root port; 0 or -errno. */
+static int aer_inject(uint32_t uncor, uint32_t cor)
+{
+	struct aer_error_inj e = { .uncor_status = uncor, .cor_status = cor };
+	unsigned int domain, bus, dev, fn;
+	const char *addr = strrchr(card_dir(), '/') + 1;
+	int fd, ret = 0;
+
+	if (sscanf(addr, "%x:%x:%x.%x", &domain, &bus, &dev, &fn) != 4)
+		return -EINVAL;
+	e.domain = domain;
+	e.bus = bus;
+	e.dev = dev;
+	e.fn = fn;
+	fd = open("/dev/aer_inject", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, &e, sizeof(e)) != sizeof(e))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* Wait up to 10 s for the card's reset count to reach @want. */
+static long reset_count_reaches(long want)
+{
+	long n = reset_count();
+
+	for (int i = 0; i < 200 && n < want; i++) {
+		usleep(50000);
+		n = reset_count();
+	}
+	return n;
+}
+
+TEST(aer_errors_under_load_lose_nothing)
+{
+	static const struct {
+		const char *what;
+		uint32_t uncor, cor;
+		int resets;
+	} errs[] = {
+		{ "correctable (receiver error)", 0, PCI_ERR_COR_RCVR, 0 },
+		{ "non-fatal (completion timeout)", PCI_ERR_UNC_COMP_TIME, 0, 1 },
+		{ "fatal (data link protocol)", PCI_ERR_UNC_DLP, 0, 1 },
+	};
+	long before = reset_count(), want = before;
+	pid_t pids[NQ];
+
+	if (access("/dev/aer_inject", W_OK) && system("modprobe aer_inject 2>/dev/null"))
+		SKIP("no aer_inject: this kernel has no AER (CONFIG_PCIEAER_INJECT)");
+	ASSERT_TRUE(before >= 0);
+	fflush(stdout);
+	for (int q = 0; q < NQ; q++) {
+		pids[q] = fork();
+		ASSERT_TRUE(pids[q] >= 0);
+		if (pids[q] == 0)
+			_exit(copy_batches(q, 0, 6));
+	}
+	for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++) {
+		double t;
+
+		usleep(1200000);
+		t = now_s();
+		EXPECT_EQ(aer_inject(errs[i].uncor, errs[i].cor), 0);
+		want += errs[i].resets;
+		EXPECT_EQ(reset_count_reaches(want), want);
+		printf("  # %s: %ld card resets, recovered in %.0f ms\n", errs[i].what,
+		       reset_count() - before, (now_s() - t) * 1e3);
+	}
+	wait_children(pids, NQ);
+	EXPECT_EQ(reset_count(), want);
+	/* Nobody was banned: a fresh round on every queue works. */
 	for (int q = 0; q < NQ; q++)
 		EXPECT_EQ(copy_batches(q, 1, 0), 0);
 }
