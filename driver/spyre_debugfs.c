@@ -271,6 +271,30 @@ static const struct file_operations spyre_inject_hang_fops = {
 	.write = spyre_inject_hang_write,
 };
 
+/* "1": the card confirms no invalidation until it is reset. */
+static ssize_t spyre_inject_inv_stall_write(struct file *file, const char __user *ubuf,
+					    size_t len, loff_t *pos)
+{
+	struct spyre_drm_device *sdev = file->private_data;
+	bool yes;
+	int ret, idx;
+
+	ret = kstrtobool_from_user(ubuf, len, &yes);
+	if (ret)
+		return ret;
+	if (!drm_dev_enter(&sdev->drm, &idx))
+		return -ENODEV;
+	spyre_wr32(sdev, SPYRE_REG_DBG_INV_STALL, yes ? SPYRE_INJECT_ARM : 0);
+	drm_dev_exit(idx);
+	return len;
+}
+
+static const struct file_operations spyre_inject_inv_stall_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = spyre_inject_inv_stall_write,
+};
+
 static ssize_t spyre_reset_write(struct file *file, const char __user *ubuf, size_t len,
 				 loff_t *pos)
 {
@@ -302,5 +326,6 @@ void spyre_debugfs_init(struct spyre_drm_device *sdev)
 	debugfs_create_file("faults", 0444, root, sdev, &spyre_faults_fops);
 	debugfs_create_file("queues", 0444, root, sdev, &spyre_queues_fops);
 	debugfs_create_file("inject_hang", 0200, root, sdev, &spyre_inject_hang_fops);
+	debugfs_create_file("inject_inv_stall", 0200, root, sdev, &spyre_inject_inv_stall_fops);
 	debugfs_create_file("reset", 0200, root, sdev, &spyre_reset_fops);
 }

@@ -234,6 +234,12 @@
  */
 #define SPYRE_REG_DBG_HANG		0x3800
 #define SPYRE_REG_DBG_DMA_ERROR		0x3804
+/*
+ * Write SPYRE_INJECT_ARM: no invalidation completes (INV_DONE stays where it
+ * is) until a reset or a write of 0; what the driver does when the card
+ * never confirms one.
+ */
+#define SPYRE_REG_DBG_INV_STALL		0x3808
 #define   SPYRE_INJECT_ARM		0x80000000u
 #define   SPYRE_INJECT_QUEUE_SHIFT	16
 #define   SPYRE_INJECT_QUEUE_MASK	0x00030000u

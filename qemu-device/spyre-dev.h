@@ -164,6 +164,7 @@ typedef struct SpyreRegs {
     uint32_t fault_reason;
     uint32_t dbg_hang;
     uint32_t dbg_dma_error;
+    uint32_t dbg_inv_stall;
     /* MMU_INVALIDATE completion (spyre-mmu.c "Invalidation") */
     uint32_t inv_requested[SPYRE_NUM_CONTEXTS];
     uint32_t inv_done[SPYRE_NUM_CONTEXTS];
@@ -285,6 +286,8 @@ uint32_t spyre_va_read(SpyreExec *e, uint64_t va, void *buf, uint64_t len);
 uint32_t spyre_va_write(SpyreExec *e, uint64_t va, const void *buf,
                         uint64_t len);
 void spyre_mmu_invalidate_locked(SpyreState *s, uint32_t context);
+/* Complete the invalidations no running command still holds up. */
+void spyre_mmu_inv_update_locked(SpyreState *s);
 void spyre_mmu_hold_locked(SpyreExec *e);
 void spyre_mmu_hold(SpyreExec *e);
 void spyre_mmu_release_locked(SpyreQueue *q);

@@ -313,10 +313,13 @@ uint32_t spyre_va_write(SpyreExec *e, uint64_t va, const void *buf,
  * INV_DONE(c) catches up with INV_REQUESTED(c), once no queue holds c from
  * an epoch before it.  docs/hardware.md, "MMU context c".
  */
-static void spyre_mmu_inv_update_locked(SpyreState *s)
+void spyre_mmu_inv_update_locked(SpyreState *s)
 {
     int c, i;
 
+    if (s->regs.dbg_inv_stall) {
+        return;     /* DBG_INV_STALL: the card never confirms */
+    }
     for (c = 0; c < SPYRE_NUM_CONTEXTS; c++) {
         bool held = false;
 

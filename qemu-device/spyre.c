@@ -503,6 +503,9 @@ static bool spyre_global_peek(const SpyreState *s, hwaddr addr,
     case SPYRE_REG_DBG_DMA_ERROR:
         *val = s->regs.dbg_dma_error;
         return true;
+    case SPYRE_REG_DBG_INV_STALL:
+        *val = s->regs.dbg_inv_stall;
+        return true;
     }
     return false;
 }
@@ -895,6 +898,15 @@ static void spyre_global_write(SpyreState *s, hwaddr addr, uint32_t val)
         break;
     case SPYRE_REG_DBG_DMA_ERROR:
         spyre_arm_injection(s, addr, val, false);
+        break;
+    case SPYRE_REG_DBG_INV_STALL:
+        if (val && val != SPYRE_INJECT_ARM) {
+            spyre_guest_error(s, SPYRE_ERR_BAD_VALUE, addr,
+                              "malformed fault injection");
+            break;
+        }
+        s->regs.dbg_inv_stall = val;
+        spyre_mmu_inv_update_locked(s);
         break;
     default:
         spyre_write_refused(s, addr);

@@ -1809,6 +1809,42 @@ static void test_mmu_invalidate_ack(void *obj, void *data,
     expect_no_err(&c);
 }
 
+/*
+ * DBG_INV_STALL: no invalidation completes until a reset or disarming; a
+ * malformed value is refused.
+ */
+static void test_dbg_inv_stall(void *obj, void *data, QGuestAllocator *alloc)
+{
+    uint32_t req;
+    Card c;
+
+    card_setup(&c, obj, alloc);
+    wr(&c, SPYRE_REG_DBG_INV_STALL, 1);
+    expect_err(&c, SPYRE_ERR_BAD_VALUE, SPYRE_REG_DBG_INV_STALL);
+    g_assert_cmpuint(rd(&c, SPYRE_REG_DBG_INV_STALL), ==, 0);
+
+    wr(&c, SPYRE_REG_DBG_INV_STALL, SPYRE_INJECT_ARM);
+    req = rd(&c, SPYRE_REG_INV_REQUESTED(4));
+    wr(&c, SPYRE_REG_MMU_INVALIDATE, 4);
+    g_usleep(20 * 1000);
+    g_assert_cmpuint(rd(&c, SPYRE_REG_INV_REQUESTED(4)), ==, req + 1);
+    g_assert_cmpuint(rd(&c, SPYRE_REG_INV_DONE(4)), ==, req);
+    /* Disarming completes what is due. */
+    wr(&c, SPYRE_REG_DBG_INV_STALL, 0);
+    g_assert_cmpuint(rd(&c, SPYRE_REG_INV_DONE(4)), ==, req + 1);
+
+    /* A reset ends the stall too. */
+    wr(&c, SPYRE_REG_DBG_INV_STALL, SPYRE_INJECT_ARM);
+    wr(&c, SPYRE_REG_MMU_INVALIDATE, 4);
+    g_assert_cmpuint(rd(&c, SPYRE_REG_INV_DONE(4)), ==, req + 1);
+    wr(&c, SPYRE_REG_DEV_CTRL, SPYRE_DEV_CTRL_RESET);
+    wait_ready(&c);
+    g_assert_cmpuint(rd(&c, SPYRE_REG_DBG_INV_STALL), ==, 0);
+    wr(&c, SPYRE_REG_MMU_INVALIDATE, 4);
+    g_assert_cmpuint(rd(&c, SPYRE_REG_INV_DONE(4)), ==, 1);
+    expect_no_err(&c);
+}
+
 /* DBG_HANG: the command never finishes; reset recovers. */
 static void test_dbg_hang(void *obj, void *data, QGuestAllocator *alloc)
 {
@@ -2193,6 +2229,7 @@ static void spyre_register_nodes(void)
     qos_add_test("reset/flr", "spyre", test_reset_flr, NULL);
     qos_add_test("inject/hang", "spyre", test_dbg_hang, NULL);
     qos_add_test("inject/dma-error", "spyre", test_dbg_dma_error, NULL);
+    qos_add_test("inject/inv-stall", "spyre", test_dbg_inv_stall, NULL);
     qos_add_test("hostile/commands", "spyre", test_hostile_commands, NULL);
     qos_add_test("hostile/ring", "spyre", test_hostile_ring, NULL);
     qos_add_test("hostile/registers", "spyre", test_hostile_registers, NULL);

@@ -16,6 +16,9 @@
  *   error_detected/slot_reset/resume (the fatal one with a real link reset
  *   of the card): one card reset each, every copy completes correctly.
  *   Skipped on a kernel without AER (the debug kernel).
+ * - A card that never confirms an invalidation (debugfs inject_inv_stall):
+ *   closing a handle resets the card after twice the job timeout plus a
+ *   second, and the close completes; the card works afterwards.
  *
  * Run with spyre loaded with a short job_timeout_ms (1000).
  */
@@ -99,15 +102,23 @@ static int function_reset(void)
 	return sysfs_write(path, "1");
 }
 
-static int debugfs_reset(void)
+/* Write @text to the card's debugfs file @name; 0 or -1. */
+static int debugfs_write(const char *name, const char *text)
 {
+	char pattern[64];
 	glob_t g;
 	int ret = -1;
 
-	if (!glob("/sys/kernel/debug/accel/*/reset", 0, NULL, &g) && g.gl_pathc == 1)
-		ret = sysfs_write(g.gl_pathv[0], "1");
+	snprintf(pattern, sizeof(pattern), "/sys/kernel/debug/accel/*/%s", name);
+	if (!glob(pattern, 0, NULL, &g) && g.gl_pathc == 1)
+		ret = sysfs_write(g.gl_pathv[0], text);
 	globfree(&g);
 	return ret;
+}
+
+static int debugfs_reset(void)
+{
+	return debugfs_write("reset", "1");
 }
 
 /* Wait for every job using @bo; returns the job status or -errno. */
@@ -393,6 +404,51 @@ TEST(function_reset_racing_hangs)
 	EXPECT_EQ(reset_count(), before + 2);
 	for (int q = 0; q < NQ; q++)
 		EXPECT_EQ(copy_batches(q, 1, 0), 0);
+}
+
+/* Close @bo's handle; returns the seconds it took, or -1. */
+static double timed_gem_close(int fd, struct bo *bo)
+{
+	struct drm_gem_close c = { .handle = bo->handle };
+	double t = now_s();
+
+	if (bo->map)
+		munmap(bo->map, bo->size);
+	return xioctl(fd, DRM_IOCTL_GEM_CLOSE, &c) ? -1 : now_s() - t;
+}
+
+TEST(invalidation_never_confirmed_resets_the_card)
+{
+	long before = reset_count();
+	struct copier c;
+	struct bo a, b;
+	double t;
+
+	ASSERT_TRUE(before >= 0);
+	ASSERT_EQ(copier_open(&c, 0, false), 0);
+	ASSERT_EQ(bo_new(c.fd, COPY_BYTES, 0, &a), 0);
+	ASSERT_EQ(bo_new(c.fd, COPY_BYTES, 0, &b), 0);
+	/* A job binds the file to a hardware context. */
+	copier_fill(&c);
+	ASSERT_EQ(copier_submit(&c, 0), 0);
+	ASSERT_EQ(copier_check(&c, 1), 0);
+
+	ASSERT_EQ(debugfs_write("inject_inv_stall", "1"), 0);
+	t = timed_gem_close(c.fd, &a);
+	printf("  # close with the confirmation stalled took %.2f s\n", t);
+	/* job_timeout_ms=1000: the driver gives up after 2 x 1 s + 1 s. */
+	EXPECT_TRUE(t >= 2.5 && t < 30);
+	EXPECT_EQ(reset_count(), before + 1);
+
+	/* The reset ended the stall: the next close is quick, the card works. */
+	t = timed_gem_close(c.fd, &b);
+	printf("  # the next close took %.3f s\n", t);
+	EXPECT_TRUE(t >= 0 && t < 1);
+	EXPECT_EQ(reset_count(), before + 1);
+	copier_fill(&c);
+	EXPECT_EQ(copier_submit(&c, 0), 0);
+	EXPECT_EQ(copier_check(&c, 1), 0);
+	copier_close(&c);
 }
 
 /* Linux's aer_inject interface (drivers/pci/pcie/aer_inject.c). */
