@@ -19,9 +19,9 @@
 #include "gemm.h"
 #include "spyre_program.h"
 
-static const unsigned isa_mr[GEMM_ISA_COUNT] = { 16, 6, 16 };
+static const unsigned isa_mr[GEMM_ISA_COUNT] = { 16, 6, 16, 16 };
 static const char *const isa_names[GEMM_ISA_COUNT] = { "portable", "avx2",
-                                                       "avx512" };
+                                                       "avx512", "avx512bf16" };
 
 static inline float load_elem(const uint8_t *p, unsigned dtype, size_t i)
 {
@@ -95,6 +95,8 @@ static void tile_portable(const float *ap, const uint8_t *b, size_t b_row,
 #define X86_HAVE_SIMD 1
 #define AVX2_TARGET __attribute__((target("avx2,fma,f16c")))
 #define AVX512_TARGET __attribute__((target("avx512f,avx2,fma,f16c")))
+#define BF16_TARGET \
+    __attribute__((target("avx512f,avx512bw,avx512bf16,avx2,fma,f16c")))
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 
 /* 8 elements of dtype from p as fp32, exactly. */
@@ -216,7 +218,7 @@ static AVX2_TARGET void pack_full_panel(enum gemm_isa isa, const uint8_t *a,
                                         uint32_t k, float *dst)
 {
     /* One copy of each body per dtype, with the conversion inlined. */
-    if (isa == GEMM_AVX512) {
+    if (isa >= GEMM_AVX512) {
         if (dtype == SPK_DT_FP16) {
             pack16_body(a, a_row, SPK_DT_FP16, k, dst);
         } else if (dtype == SPK_DT_BF16) {
@@ -333,6 +335,48 @@ static AVX512_TARGET void tile_avx512(const float *ap, const uint8_t *b,
 }
 
 /*
+ * The accumulators of R rows x P column panels (acc[r * P + p]) from c, or
+ * 0; the last panel has the columns in @last.
+ */
+static ALWAYS_INLINE AVX512_TARGET void acc_load(__m512 *acc, const float *c,
+                                                 size_t ldc, uint32_t rows,
+                                                 __mmask16 last, bool zero,
+                                                 const uint32_t R,
+                                                 const uint32_t P)
+{
+#pragma GCC unroll 16
+    for (uint32_t r = 0; r < R; r++) {
+#pragma GCC unroll 8
+        for (uint32_t p = 0; p < P; p++) {
+            acc[r * P + p] =
+                zero || r >= rows
+                    ? _mm512_setzero_ps()
+                    : _mm512_maskz_loadu_ps(p == P - 1 ? last : 0xffff,
+                                            c + r * ldc + p * 16);
+        }
+    }
+}
+
+static ALWAYS_INLINE AVX512_TARGET void acc_store(const __m512 *acc, float *c,
+                                                  size_t ldc, uint32_t rows,
+                                                  __mmask16 last,
+                                                  const uint32_t R,
+                                                  const uint32_t P)
+{
+#pragma GCC unroll 16
+    for (uint32_t r = 0; r < R; r++) {
+#pragma GCC unroll 8
+        for (uint32_t p = 0; p < P; p++) {
+            if (r < rows) {
+                _mm512_mask_storeu_ps(c + r * ldc + p * 16,
+                                      p == P - 1 ? last : 0xffff,
+                                      acc[r * P + p]);
+            }
+        }
+    }
+}
+
+/*
  * P column panels of R rows (R * P <= 16 zmm accumulators): a k step
  * converts P B vectors and does R * P independent FMAs, where one panel
  * of one or two rows would wait on the FMA latency every step.  Panel p's
@@ -347,17 +391,7 @@ static ALWAYS_INLINE AVX512_TARGET void wide512_body(
     __mmask16 last = cols >= 16 ? 0xffff : (__mmask16)((1u << cols) - 1);
     __m512 acc[16];
 
-#pragma GCC unroll 16
-    for (uint32_t r = 0; r < R; r++) {
-#pragma GCC unroll 8
-        for (uint32_t p = 0; p < P; p++) {
-            acc[r * P + p] =
-                zero || r >= rows
-                    ? _mm512_setzero_ps()
-                    : _mm512_maskz_loadu_ps(p == P - 1 ? last : 0xffff,
-                                            c + r * ldc + p * 16);
-        }
-    }
+    acc_load(acc, c, ldc, rows, last, zero, R, P);
     for (uint32_t kk = 0; kk < k; kk++) {
         __m512 bv[8];
 
@@ -377,17 +411,7 @@ static ALWAYS_INLINE AVX512_TARGET void wide512_body(
         ap += 16;
         b += b_row;
     }
-#pragma GCC unroll 16
-    for (uint32_t r = 0; r < R; r++) {
-#pragma GCC unroll 8
-        for (uint32_t p = 0; p < P; p++) {
-            if (r < rows) {
-                _mm512_mask_storeu_ps(c + r * ldc + p * 16,
-                                      p == P - 1 ? last : 0xffff,
-                                      acc[r * P + p]);
-            }
-        }
-    }
+    acc_store(acc, c, ldc, rows, last, R, P);
 }
 
 /*
@@ -428,6 +452,151 @@ static AVX512_TARGET void wide_avx512(const float *ap, const uint8_t *b,
         WIDE(SPK_DT_FP32);
     }
 #undef WIDE
+#undef WIDE_RP
+}
+
+/*
+ * bf16 on the AVX512-BF16 path.  A panel's pairs (kk, kk + 1) are 32-bit
+ * words, so packing is packing a k / 2 column fp32 matrix (moves, no
+ * conversion: the bits stay); an odd k's last column pairs with 0.
+ */
+static AVX2_TARGET void pack_bf16_pairs(const uint8_t *a, size_t a_row,
+                                        uint32_t nrows, uint32_t k,
+                                        float *dst)
+{
+    uint32_t pairs = k / 2;
+
+    if (nrows == 16) {
+        pack16_body(a, a_row, SPK_DT_FP32, pairs, dst);
+    } else {
+        pack_part_panel(a, a_row, SPK_DT_FP32, nrows, pairs, 16, dst);
+    }
+    if (k % 2) {
+        float *last = dst + (size_t)pairs * 16;
+
+        for (uint32_t r = 0; r < 16; r++) {
+            uint16_t h = 0;
+            uint32_t w;
+
+            if (r < nrows) {
+                memcpy(&h, a + r * a_row + 2 * (size_t)(k - 1), 2);
+            }
+            w = h;
+            memcpy(last + r, &w, 4);
+        }
+    }
+}
+
+/*
+ * B's rows kk and kk + 1 (16 bf16 each) as 16 pairs, row kk in the low
+ * half of each 32-bit lane; a missing row kk + 1 (hi NULL) is 0.
+ */
+static ALWAYS_INLINE BF16_TARGET __m512i bf16_pairs(const uint8_t *lo,
+                                                    const uint8_t *hi)
+{
+    const __m512i idx = _mm512_set_epi16(
+        47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39, 7,
+        38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
+    __m512i l = _mm512_castsi256_si512(_mm256_loadu_si256((const void *)lo));
+
+    if (!hi) {
+        return _mm512_cvtepu16_epi32(_mm256_loadu_si256((const void *)lo));
+    }
+    return _mm512_permutex2var_epi16(
+        l, idx, _mm512_castsi256_si512(_mm256_loadu_si256((const void *)hi)));
+}
+
+/*
+ * P column panels of R rows (R * P <= 16 accumulators; P = 1 is a plain
+ * tile of up to 16 rows): a pair step builds P vectors of B pairs and does
+ * R * P VDPBF16PS, each two multiply-adds a lane.
+ */
+static ALWAYS_INLINE BF16_TARGET void bf16_body(
+    const float *ap, const uint8_t *b, size_t b_row, size_t b_panel,
+    uint32_t k, float *c, size_t ldc, uint32_t rows, uint32_t cols,
+    bool zero, const uint32_t R, const uint32_t P)
+{
+    __mmask16 last = cols >= 16 ? 0xffff : (__mmask16)((1u << cols) - 1);
+    __m512 acc[16];
+    uint32_t kk;
+
+    acc_load(acc, c, ldc, rows, last, zero, R, P);
+    for (kk = 0; kk + 2 <= k; kk += 2) {
+        __m512i bv[8];
+
+#pragma GCC unroll 8
+        for (uint32_t p = 0; p < P; p++) {
+            bv[p] = bf16_pairs(b + p * b_panel, b + p * b_panel + b_row);
+        }
+#pragma GCC unroll 16
+        for (uint32_t r = 0; r < R; r++) {
+            __m512bh av = (__m512bh)_mm512_set1_ps(ap[r]);
+
+#pragma GCC unroll 8
+            for (uint32_t p = 0; p < P; p++) {
+                acc[r * P + p] =
+                    _mm512_dpbf16_ps(acc[r * P + p], av, (__m512bh)bv[p]);
+            }
+        }
+        ap += 16;
+        b += 2 * b_row;
+    }
+    if (kk < k) {
+#pragma GCC unroll 8
+        for (uint32_t p = 0; p < P; p++) {
+            __m512bh bv = (__m512bh)bf16_pairs(b + p * b_panel, NULL);
+
+#pragma GCC unroll 16
+            for (uint32_t r = 0; r < R; r++) {
+                acc[r * P + p] = _mm512_dpbf16_ps(
+                    acc[r * P + p], (__m512bh)_mm512_set1_ps(ap[r]), bv);
+            }
+        }
+    }
+    acc_store(acc, c, ldc, rows, last, R, P);
+}
+
+static BF16_TARGET void tile_bf16(const float *ap, const uint8_t *b,
+                                  size_t b_row, uint32_t k, float *c,
+                                  size_t ldc, uint32_t rows, uint32_t cols,
+                                  bool zero)
+{
+    if (rows <= 1) {
+        bf16_body(ap, b, b_row, 0, k, c, ldc, rows, cols, zero, 1, 1);
+    } else if (rows <= 2) {
+        bf16_body(ap, b, b_row, 0, k, c, ldc, rows, cols, zero, 2, 1);
+    } else if (rows <= 4) {
+        bf16_body(ap, b, b_row, 0, k, c, ldc, rows, cols, zero, 4, 1);
+    } else if (rows <= 8) {
+        bf16_body(ap, b, b_row, 0, k, c, ldc, rows, cols, zero, 8, 1);
+    } else {
+        bf16_body(ap, b, b_row, 0, k, c, ldc, rows, cols, zero, 16, 1);
+    }
+}
+
+/* Full panels several at a time, as wide_avx512. */
+static BF16_TARGET void wide_bf16(const float *ap, const uint8_t *b,
+                                  size_t b_row, size_t b_panel, uint32_t k,
+                                  float *c, size_t ldc, uint32_t rows,
+                                  uint32_t panels, bool zero)
+{
+#define WIDE_RP(R, P) \
+    bf16_body(ap, b, b_row, b_panel, k, c, ldc, rows, GEMM_NR, zero, R, P)
+    if (rows <= 1 && panels == 8) {
+        WIDE_RP(1, 8);
+    } else if (rows <= 1 && panels == 4) {
+        WIDE_RP(1, 4);
+    } else if (rows <= 1) {
+        WIDE_RP(1, 2);
+    } else if (rows <= 2 && panels == 4) {
+        WIDE_RP(2, 4);
+    } else if (rows <= 2) {
+        WIDE_RP(2, 2);
+    } else if (panels == 4) {
+        WIDE_RP(4, 4);
+    } else {
+        WIDE_RP(4, 2);
+    }
 #undef WIDE_RP
 }
 
@@ -515,7 +684,13 @@ enum gemm_isa gemm_isa_supported(void)
 {
 #ifdef X86_HAVE_SIMD
     if (have_avx2()) {
-        return __builtin_cpu_supports("avx512f") ? GEMM_AVX512 : GEMM_AVX2;
+        if (!__builtin_cpu_supports("avx512f")) {
+            return GEMM_AVX2;
+        }
+        return __builtin_cpu_supports("avx512bw") &&
+                       __builtin_cpu_supports("avx512bf16")
+                   ? GEMM_AVX512_BF16
+                   : GEMM_AVX512;
     }
 #endif
     return GEMM_PORTABLE;
@@ -554,6 +729,13 @@ void gemm_pack_a(enum gemm_isa isa, const uint8_t *a, size_t a_row,
         float *d = dst + (size_t)p * k * mr;
 
 #ifdef X86_HAVE_SIMD
+        if (isa == GEMM_AVX512_BF16 && dtype == SPK_DT_BF16) {
+            uint32_t left = rows > p * mr ? rows - p * mr : 0;
+
+            pack_bf16_pairs(a + (size_t)p * mr * a_row, a_row,
+                            left < mr ? left : mr, k, d);
+            continue;
+        }
         if (isa != GEMM_PORTABLE && (p + 1) * mr <= rows) {
             pack_full_panel(isa, a + (size_t)p * mr * a_row, a_row, dtype, k,
                             d);
@@ -574,7 +756,11 @@ void gemm_tile(enum gemm_isa isa, const float *ap, const uint8_t *b,
                uint32_t rows, uint32_t cols, bool zero)
 {
 #ifdef X86_HAVE_SIMD
-    if (isa == GEMM_AVX512) {
+    if (isa == GEMM_AVX512_BF16 && dtype == SPK_DT_BF16) {
+        tile_bf16(ap, b, b_row, k, c, ldc, rows, cols, zero);
+        return;
+    }
+    if (isa >= GEMM_AVX512) {
         tile_avx512(ap, b, b_row, dtype, k, c, ldc, rows, cols, zero);
         return;
     }
@@ -594,7 +780,7 @@ void gemm_tiles(enum gemm_isa isa, const float *ap, const uint8_t *b,
     uint32_t p = 0;
 
 #ifdef X86_HAVE_SIMD
-    if (isa == GEMM_AVX512 && rows <= GEMM_WIDE_ROWS) {
+    if (isa >= GEMM_AVX512 && rows <= GEMM_WIDE_ROWS) {
         /* Full panels in groups of 8, 4 or 2 (as many as fit 16 registers). */
         uint32_t full = cols == GEMM_NR ? panels : panels - 1;
 
@@ -603,8 +789,13 @@ void gemm_tiles(enum gemm_isa isa, const float *ap, const uint8_t *b,
                              : full - p >= 4            ? 4
                                                         : 2;
 
-            wide_avx512(ap, b + p * b_panel, b_row, b_panel, dtype, k,
-                        c + p * GEMM_NR, ldc, rows, group, zero);
+            if (isa == GEMM_AVX512_BF16 && dtype == SPK_DT_BF16) {
+                wide_bf16(ap, b + p * b_panel, b_row, b_panel, k,
+                          c + p * GEMM_NR, ldc, rows, group, zero);
+            } else {
+                wide_avx512(ap, b + p * b_panel, b_row, b_panel, dtype, k,
+                            c + p * GEMM_NR, ldc, rows, group, zero);
+            }
             p += group;
         }
     }

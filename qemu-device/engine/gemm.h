@@ -11,6 +11,15 @@
  * exactly these fused operations in this order, and conversion is exact
  * (fp16 and bf16 are subsets of fp32), so results are bit-identical
  * whatever the CPU, the path, the blocking or the number of threads.
+ *
+ * One exception, for speed: bf16 on the AVX512-BF16 path.  There A is
+ * packed as bf16 pairs (k, k + 1) and each VDPBF16PS adds a pair's two
+ * products to c, the k + 1 one first, with denormal inputs and results
+ * flushed to zero (the instruction's rules); each product is exact and
+ * each addition rounded, as an FMA's, so a result differs from the other
+ * paths' only by the order within pairs and by flushed denormals (within
+ * the matmul tolerance, docs/engine.md "Host kernels").  fp16 and fp32 on
+ * that path are the AVX-512 path's.
  */
 #ifndef SPYRE_ENGINE_GEMM_H
 #define SPYRE_ENGINE_GEMM_H
@@ -24,6 +33,7 @@ enum gemm_isa {
     GEMM_PORTABLE, /* C fmaf, any host */
     GEMM_AVX2,     /* AVX2 + FMA + F16C */
     GEMM_AVX512,   /* AVX-512F (+ F16C) */
+    GEMM_AVX512_BF16, /* AVX-512F + AVX512_BF16: bf16 by VDPBF16PS */
     GEMM_ISA_COUNT
 };
 
@@ -33,7 +43,7 @@ enum gemm_isa {
 /*
  * The path a firing uses: the best the CPU has, GEMM_PORTABLE when simd is
  * false, and no better than the environment variable SPYRE_ENGINE_ISA
- * ("portable", "avx2" or "avx512") asks for, so tests can run every path
+ * ("portable", "avx2", "avx512" or "avx512bf16") asks for, so tests can run every path
  * on one machine.  Read at every call (once per matmul firing).
  */
 enum gemm_isa gemm_isa(bool simd);
@@ -41,7 +51,7 @@ enum gemm_isa gemm_isa(bool simd);
 /* The best path this CPU supports. */
 enum gemm_isa gemm_isa_supported(void);
 
-/* Name of a path ("portable", "avx2", "avx512"). */
+/* Name of a path ("portable", "avx2", "avx512", "avx512bf16"). */
 const char *gemm_isa_name(enum gemm_isa isa);
 
 /* Rows of an A panel (and of a tile) on a path. */
@@ -60,7 +70,9 @@ static inline size_t gemm_pack_floats(uint32_t rows, uint32_t k)
  * Pack A panels p0 .. p1 - 1 (MR = gemm_mr(isa) rows each) of a rows x k
  * matrix whose row r starts at a + r * a_row (dtype SPK_DT_*): panel p's
  * element (r, kk) goes to dst[p * k * MR + kk * MR + r]; rows past `rows`
- * are 0.
+ * are 0.  (bf16 on GEMM_AVX512_BF16: the 32-bit word
+ * dst[p * k * MR + kk / 2 * MR + r] holds elements kk and kk + 1 as bf16,
+ * the second 0 past k.)
  */
 void gemm_pack_a(enum gemm_isa isa, const uint8_t *a, size_t a_row,
                  unsigned dtype, uint32_t rows, uint32_t k, uint32_t p0,

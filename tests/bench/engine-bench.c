@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * Engine host speed: a 1024x1024x1024 matmul, fp16 inputs, fp32
- * accumulation and output, as a 32-core kernel (32 tiles of 256x128, one
- * per core), loaded once and run on the host with every CPU.
- * Reports GFLOPS (2 flops per MAC, best run) next to OpenBLAS sgemm on the
- * same shape and thread count, measured in the same run by openblas-ref
- * (a child process whose environment lacks OPENBLAS_CORETYPE and
- * OPENBLAS_L2_SIZE); engine and OpenBLAS runs alternate so a busy host
- * slows both alike.  Checks sampled results against a double reference.
+ * Engine host speed: a 1024x1024x1024 matmul, fp16 (and bf16) inputs,
+ * fp32 accumulation and output, as a 32-core kernel (32 tiles of 256x128,
+ * one per core), loaded once and run on the host with every CPU.
+ * Reports GFLOPS (2 flops per MAC) next to OpenBLAS sgemm on the same
+ * shape and thread count, measured in the same run by openblas-ref (a
+ * child process whose environment lacks OPENBLAS_CORETYPE and
+ * OPENBLAS_L2_SIZE).  ROUNDS rounds each measure fp16, bf16 and OpenBLAS
+ * in turn (best of a few runs each), so a busy second slows one round of
+ * all three; each figure is the median over rounds, with the min and max
+ * beside it (NAME.min, NAME.max), and a ratio is the median of the
+ * rounds' ratios.  Checks sampled results against a double reference.
  * With an output path, writes {"name", "value", "unit"} records as a JSON
  * array.
  *
@@ -29,8 +32,10 @@
 
 #define DIM		1024
 #define CORES		32
-#define ROUNDS		4	/* engine runs between OpenBLAS measurements */
-#define BLAS_REPS	4
+#define WARMUP		4	/* engine runs before measuring */
+#define ROUNDS		9	/* fp16, bf16, OpenBLAS, in turn */
+#define ENGINE_REPS	3	/* engine runs a round: the best counts */
+#define BLAS_REPS	3	/* the same for OpenBLAS */
 
 /*
  * The tiles: TILE_M x TILE_N, DIM^2 / CORES / (TILE_M TILE_N) of them a
@@ -60,7 +65,7 @@ static double now_s(void)
  * blocks) in k_steps firings each, K split into k_steps chunks that stream
  * through FIFOs holding two chunks (double-buffered).
  */
-static void build_matmul(struct pb_program *prog, unsigned k_steps)
+static void build_matmul(struct pb_program *prog, unsigned k_steps, unsigned dtype)
 {
 	const uint32_t kc = DIM / k_steps, kc_sticks = kc / 64;
 	const uint32_t a_sticks = TILE_M * kc_sticks, b_sticks = kc * (TILE_N / 64);
@@ -72,7 +77,7 @@ static void build_matmul(struct pb_program *prog, unsigned k_steps)
 	prog->num_args = 3;
 	for (unsigned core = 0; core < CORES; core++) {
 		struct pb_core *c = pb_core(prog, core);
-		struct pb_op *op = pb_op(c, SPK_OPC_MATMUL, SPK_DT_FP16, SPK_DT_FP32,
+		struct pb_op *op = pb_op(c, SPK_OPC_MATMUL, dtype, SPK_DT_FP32,
 					 tpc * k_steps, TILE_M, TILE_N);
 		/* This core's tiles: same row block, consecutive column blocks. */
 		unsigned ti = tile / (DIM / TILE_N), tj = tile % (DIM / TILE_N);
@@ -108,13 +113,18 @@ static void build_matmul(struct pb_program *prog, unsigned k_steps)
 	}
 }
 
-static float fp16_at(const struct test_mem *mem, uint64_t addr)
+static float half_at(const struct test_mem *mem, uint64_t addr, unsigned dtype)
 {
 	uint16_t h;
 	uint32_t sign, exp, man, w;
 	float f;
 
 	memcpy(&h, mem->bytes + addr, 2);
+	if (dtype == SPK_DT_BF16) {
+		w = (uint32_t)h << 16;
+		memcpy(&f, &w, 4);
+		return f;
+	}
 	sign = (uint32_t)(h >> 15) << 31;
 	exp = (h >> 10) & 0x1f;
 	man = h & 0x3ff;
@@ -125,7 +135,7 @@ static float fp16_at(const struct test_mem *mem, uint64_t addr)
 }
 
 /* Sampled C elements against a double-precision dot product. */
-static int check_results(const struct test_mem *mem, const uint64_t *args)
+static int check_results(const struct test_mem *mem, const uint64_t *args, unsigned dtype)
 {
 	for (unsigned s = 0; s < 64; s++) {
 		unsigned i = (s * 397) % DIM, j = (s * 631 + 7) % DIM;
@@ -133,8 +143,9 @@ static int check_results(const struct test_mem *mem, const uint64_t *args)
 		float got;
 
 		for (unsigned k = 0; k < DIM; k++) {
-			double p = (double)fp16_at(mem, args[0] + ((uint64_t)i * DIM + k) * 2) *
-				   fp16_at(mem, args[1] + ((uint64_t)k * DIM + j) * 2);
+			double p = (double)half_at(mem, args[0] + ((uint64_t)i * DIM + k) * 2,
+						   dtype) *
+				   half_at(mem, args[1] + ((uint64_t)k * DIM + j) * 2, dtype);
 
 			ref += p;
 			mag += fabs(p);
@@ -219,23 +230,102 @@ static int time_engine(struct spyre_program *p, const uint64_t *args, struct tes
 	return 0;
 }
 
-int main(int argc, char **argv)
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Median, min and max of n values (sorted in place). */
+struct spread {
+	double median, min, max;
+};
+
+static struct spread spread_of(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return (struct spread){ n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, v[0],
+				v[n - 1] };
+}
+
+static void print_row(const char *name, struct spread s, const char *unit, const char *note)
+{
+	printf("%-40s %10.3f %-6s (min %.3f, max %.3f)%s%s\n", name, s.median, unit, s.min,
+	       s.max, note ? " " : "", note ? note : "");
+}
+
+static void json_row(FILE *f, const char *name, struct spread s, const char *unit)
+{
+	fprintf(f, "  {\"name\": \"%s\", \"value\": %.4f, \"unit\": \"%s\"},\n", name, s.median,
+		unit);
+	fprintf(f, "  {\"name\": \"%s.min\", \"value\": %.4f, \"unit\": \"%s\"},\n", name, s.min,
+		unit);
+	fprintf(f, "  {\"name\": \"%s.max\", \"value\": %.4f, \"unit\": \"%s\"},\n", name, s.max,
+		unit);
+}
+
+/* The matmul for one input type: its program and where its operands lie. */
+struct variant {
+	unsigned dtype;
+	const char *name;
+	struct spyre_program *prog;
+	uint64_t args[3];
+};
+
+static int load_variant(struct variant *v, const struct spyre_engine_config *cfg,
+			unsigned k_steps)
 {
 	static struct pb_program prog;
+	struct spyre_engine_error err;
+	size_t len;
+	uint8_t *img;
+
+	build_matmul(&prog, k_steps, v->dtype);
+	img = pb_serialize(&prog, &len);
+	if (!img || spyre_program_load(cfg, img, len, &v->prog, &err)) {
+		fprintf(stderr, "engine-bench: %s load failed: %s\n", v->name, err.detail);
+		free(img);
+		return -1;
+	}
+	free(img);
+	return 0;
+}
+
+/* Operands: A and B with values in [0.125, 0.5) in the variant's type. */
+static void fill_inputs(struct test_mem *mem, const struct variant *v)
+{
+	for (uint64_t i = 0; i < 2ull * DIM * DIM; i++) {
+		uint64_t at = (i < (uint64_t)DIM * DIM ? v->args[0] : v->args[1] - 2ull * DIM * DIM) +
+			      2 * i;
+		uint16_t h;
+
+		if (v->dtype == SPK_DT_FP16) {
+			h = (uint16_t)(0x3000 + (i * 7919 % 0x0c00));
+		} else {
+			/* bf16: 0x3e00.. is 0.125 .. 0.5, 7 mantissa bits. */
+			h = (uint16_t)(0x3e00 + (i * 7919 % 0x100));
+		}
+		memcpy(mem->bytes + at, &h, 2);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct variant vars[2] = {
+		{ SPK_DT_FP16, "fp16", NULL, { 0, 2ull << 20, 4ull << 20 } },
+		{ SPK_DT_BF16, "bf16", NULL, { 8ull << 20, 10ull << 20, 12ull << 20 } },
+	};
 	struct spyre_engine_config cfg;
 	struct spyre_engine_stats stats;
-	struct spyre_engine_error err;
-	struct spyre_program *p;
 	struct test_mem mem;
-	uint64_t args[3] = { 0, 8ull << 20, 16ull << 20 };
-	double best = 1e30, first, t0, gflops, blas = 0, b;
+	double gf[2][ROUNDS], ratio[2][ROUNDS], blas[ROUNDS], first, t0;
 	char self[4096], argv0[4096], info[400] = "none";
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned threads = cpus > 0 ? (unsigned)cpus : 1;
-	size_t len;
-	uint8_t *img;
-	int engine_only = 0;
+	int engine_only = 0, blas_ok = 1;
 	unsigned k_steps = 1;
+	const char *isa = getenv("SPYRE_ENGINE_ISA");
 
 	if (argc > 1 && argv[1][0] == '-') {
 		if (strcmp(argv[1], "--engine-only") || argc < 3 || atoi(argv[2]) < 1) {
@@ -268,74 +358,91 @@ int main(int argc, char **argv)
 	snprintf(self, sizeof(self), "%s", dirname(argv0));
 	spyre_engine_config_default(&cfg);
 	cfg.host_threads = threads;
-	test_mem_init(&mem, 32ull << 20);
-	for (uint64_t i = 0; i < (16ull << 20); i += 2) {
-		uint16_t h = (uint16_t)(0x3000 + (i * 7919 % 0x0c00));
-
-		memcpy(mem.bytes + i, &h, 2);
-	}
-	build_matmul(&prog, k_steps);
-	img = pb_serialize(&prog, &len);
-	if (!img || spyre_program_load(&cfg, img, len, &p, &err)) {
-		fprintf(stderr, "engine-bench: load failed: %s\n", err.detail);
-		return 1;
-	}
-	free(img);
-	for (int i = 0; i < engine_only; i++) {
-		double once = 1e30, cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID);
-
-		if (time_engine(p, args, &mem, &stats, 1, &once))
+	test_mem_init(&mem, 16ull << 20);
+	for (int v = 0; v < 2; v++) {
+		fill_inputs(&mem, &vars[v]);
+		if (load_variant(&vars[v], &cfg, k_steps))
 			return 1;
-		cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu;
-		if (check_results(&mem, args))
-			return 1;
-		/* CPU time counts every thread, spinning pool workers too. */
-		printf("run %d: %.2f ms, %.2f GFLOPS, %.2f ms CPU, %.1f us device\n", i, once * 1e3,
-		       2.0 * DIM * DIM * DIM / once / 1e9, cpu * 1e3, stats.device_ns / 1e3);
+	}
+	for (int v = 0; v < 2; v++) {
+		for (int i = 0; i < engine_only; i++) {
+			double once = 1e30, cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+
+			if (time_engine(vars[v].prog, vars[v].args, &mem, &stats, 1, &once))
+				return 1;
+			cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu;
+			if (check_results(&mem, vars[v].args, vars[v].dtype))
+				return 1;
+			/* CPU time counts every thread, spinning pool workers too. */
+			printf("%s run %d: %.2f ms, %.2f GFLOPS, %.2f ms CPU, %.1f us device\n",
+			       vars[v].name, i, once * 1e3, 2.0 * DIM * DIM * DIM / once / 1e9,
+			       cpu * 1e3, stats.device_ns / 1e3);
+		}
 	}
 	if (engine_only)
 		return 0;
-	/* The first run also pays for host memory and threads. */
+	/* The first runs also pay for host memory and threads. */
 	t0 = now_s();
-	if (time_engine(p, args, &mem, &stats, ROUNDS, &best))
-		return 1;
-	first = now_s() - t0;
-	if (check_results(&mem, args))
-		return 1;
-	/* Alternate OpenBLAS and engine measurements; keep the best of each. */
-	for (int round = 0; round < 3; round++) {
-		b = openblas_gflops(self, threads, info, sizeof(info));
-		if (b > blas)
-			blas = b;
-		if (time_engine(p, args, &mem, &stats, ROUNDS, &best))
-			return 1;
-	}
-	spyre_program_free(p);
-	gflops = 2.0 * DIM * DIM * DIM / best / 1e9;
-	printf("%-40s %10.2f GFLOPS (%.2f ms best; first %d runs %.1f ms; %u threads)\n",
-	       "engine.matmul.gflops", gflops, best * 1e3, ROUNDS, first * 1e3, threads);
-	printf("%-40s %10.2f GFLOPS (%s)\n", "engine.matmul.openblas_gflops", blas, info);
-	printf("%-40s %10.3f\n", "engine.matmul.ratio_vs_openblas", blas > 0 ? gflops / blas : 0);
-	printf("%-40s %10.3f us (modelled device time)\n", "engine.matmul.device_us",
-	       stats.device_ns / 1e3);
-	if (argc > 1) {
-		FILE *f = fopen(argv[1], "w");
-		char *core = strtok(info, " |");
+	for (int v = 0; v < 2; v++) {
+		double best = 1e30;
 
-		if (!f)
+		if (time_engine(vars[v].prog, vars[v].args, &mem, &stats, WARMUP, &best) ||
+		    check_results(&mem, vars[v].args, vars[v].dtype))
 			return 1;
-		fprintf(f, "[\n  {\"name\": \"engine.matmul.gflops\", \"value\": %.3f, "
-			   "\"unit\": \"GFLOPS\"},\n", gflops);
-		fprintf(f, "  {\"name\": \"engine.matmul.openblas_gflops\", \"value\": %.3f, "
-			   "\"unit\": \"GFLOPS (OpenBLAS core %s)\"},\n", blas, core ? core : "?");
-		fprintf(f, "  {\"name\": \"engine.matmul.ratio_vs_openblas\", \"value\": %.4f, "
-			   "\"unit\": \"ratio\"},\n", blas > 0 ? gflops / blas : 0);
-		fprintf(f, "  {\"name\": \"engine.matmul.host_threads\", \"value\": %u, "
-			   "\"unit\": \"threads\"},\n", threads);
-		fprintf(f, "  {\"name\": \"engine.matmul.device_us\", \"value\": %.3f, "
-			   "\"unit\": \"us\"}\n]\n", stats.device_ns / 1e3);
-		fclose(f);
 	}
+	first = now_s() - t0;
+	for (int r = 0; r < ROUNDS; r++) {
+		for (int v = 0; v < 2; v++) {
+			double best = 1e30;
+
+			if (time_engine(vars[v].prog, vars[v].args, &mem, &stats, ENGINE_REPS,
+					&best))
+				return 1;
+			gf[v][r] = 2.0 * DIM * DIM * DIM / best / 1e9;
+		}
+		blas[r] = openblas_gflops(self, threads, info, sizeof(info));
+		blas_ok &= blas[r] > 0;
+		for (int v = 0; v < 2; v++)
+			ratio[v][r] = blas[r] > 0 ? gf[v][r] / blas[r] : 0;
+	}
+	for (int v = 0; v < 2; v++)
+		spyre_program_free(vars[v].prog);
 	test_mem_fini(&mem);
-	return blas > 0 ? 0 : 1;
+
+	{
+		struct spread g16 = spread_of(gf[0], ROUNDS), gbf = spread_of(gf[1], ROUNDS);
+		struct spread r16 = spread_of(ratio[0], ROUNDS), rbf = spread_of(ratio[1], ROUNDS);
+		struct spread ob = spread_of(blas, ROUNDS);
+		char note[160], *core;
+
+		snprintf(note, sizeof(note), "(%d rounds; warm-up %.1f ms; %u threads; kernel path %s)",
+			 ROUNDS, first * 1e3, threads, isa ? isa : "best");
+		print_row("engine.matmul.gflops", g16, "GFLOPS", note);
+		print_row("engine.matmul.bf16.gflops", gbf, "GFLOPS", NULL);
+		print_row("engine.matmul.openblas_gflops", ob, "GFLOPS", info);
+		print_row("engine.matmul.ratio_vs_openblas", r16, "", "(goal >= 0.95)");
+		print_row("engine.matmul.bf16.ratio_vs_openblas", rbf, "", "(goal >= 1.6)");
+		printf("%-40s %10.3f us (modelled device time)\n", "engine.matmul.device_us",
+		       stats.device_ns / 1e3);
+		if (argc > 1) {
+			FILE *f = fopen(argv[1], "w");
+
+			if (!f)
+				return 1;
+			core = strtok(info, " |");
+			snprintf(note, sizeof(note), "GFLOPS (OpenBLAS core %s)", core ? core : "?");
+			fprintf(f, "[\n");
+			json_row(f, "engine.matmul.gflops", g16, "GFLOPS");
+			json_row(f, "engine.matmul.bf16.gflops", gbf, "GFLOPS");
+			json_row(f, "engine.matmul.openblas_gflops", ob, note);
+			json_row(f, "engine.matmul.ratio_vs_openblas", r16, "ratio");
+			json_row(f, "engine.matmul.bf16.ratio_vs_openblas", rbf, "ratio");
+			fprintf(f, "  {\"name\": \"engine.matmul.host_threads\", \"value\": %u, "
+				   "\"unit\": \"threads\"},\n", threads);
+			fprintf(f, "  {\"name\": \"engine.matmul.device_us\", \"value\": %.3f, "
+				   "\"unit\": \"us\"}\n]\n", stats.device_ns / 1e3);
+			fclose(f);
+		}
+	}
+	return blas_ok ? 0 : 1;
 }
