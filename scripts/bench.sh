@@ -2,14 +2,21 @@
 # make bench: run every benchmark, print a table, write build/bench/results.json
 # (an array of {"name", "value", "unit"}): the DMA benchmark (QEMU), the
 # engine's host speed against OpenBLAS, the timing model's published cases,
-# and the driver's null-job overhead in the guest.
+# and the driver's null-job overhead in the guest.  Rows that compare two
+# things are medians of interleaved rounds with NAME.min and NAME.max.
+# How cost grows (engine GFLOPS by size, DMA GB/s by size, jobs/s by
+# processes, decoder tokens/s by layers) goes to build/bench/scaling-*.tsv
+# and the plot build/bench/scaling.png.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 out=$SPYRE_BUILD/bench
 mkdir -p "$out"
+command -v gnuplot > /dev/null || "$SPYRE_TOP/scripts/setup.sh" --bench
 "$out/dma-bench" "$SPYRE_CACHE/qemu-build/qemu-system-x86_64" "$out/dma.json" 64 \
+	--scaling "$out/scaling-dma.tsv" \
 	-L "$FIRMWARE_ROOT/usr/share/seabios" -L "$FIRMWARE_ROOT/usr/share/qemu"
 "$out/engine-bench" "$out/engine.json"
+"$out/engine-bench" --scaling "$out/engine-scaling.json" "$out/scaling-engine.tsv"
 "$out/model-bench" "$out/model.json"
 # Host time the engine takes to emulate each kernel of the decoder example
 # (engine.emulation.*_ms): what bounds runtime.graph_vs_eager_prefill.
@@ -33,8 +40,9 @@ awk '/# bench / { printf "%s{\"name\": \"%s\", \"value\": %s, \"unit\": \"%s\"}"
 	'modprobe spyre && /usr/share/spyre/tests/runtime_bench 64' > "$out/runtime.log"
 grep -v '^SPYRE-BENCH-JSON ' "$out/runtime.log"
 sed -n 's/^SPYRE-BENCH-JSON //p' "$out/runtime.log" > "$out/runtime.json"
-python3 - "$out/results.json" "$out/dma.json" "$out/engine.json" "$out/model.json" "$out/ops.json" \
-	"$out/runtime.json" "$out/driver.json" "$out/bigmem.json" <<'PY'
+python3 - "$out/results.json" "$out/dma.json" "$out/engine.json" "$out/engine-scaling.json" \
+	"$out/model.json" "$out/ops.json" "$out/runtime.json" "$out/driver.json" \
+	"$out/bigmem.json" <<'PY'
 import json, sys
 rows = []
 for path in sys.argv[2:]:
@@ -47,18 +55,48 @@ PY
 # The decoder example (libspyre/examples/decoder.c): wall-clock speedup of
 # graph replay over eager launches, decode and prefill
 # (runtime.graph_vs_eager_decode, runtime.graph_vs_eager_prefill).
-"$SPYRE_TOP/scripts/vm-run.sh" --timeout 900 -- 'modprobe spyre && decoder --json' \
+# Then the same model with 1, 4 and 8 layers (64-token prompt, 8 decode
+# steps) for the scaling table: runtime.decoder.scaling.*.<layers>.
+"$SPYRE_TOP/scripts/vm-run.sh" --timeout 1800 -- 'modprobe spyre && decoder --json &&
+	for l in 1 4 8; do echo "SPYRE-LAYERS $l"; decoder --json $l 64 8; done' \
 	> "$out/decoder.log"
-grep -v '^SPYRE-BENCH-JSON ' "$out/decoder.log"
-sed -n 's/^SPYRE-BENCH-JSON //p' "$out/decoder.log" > "$out/decoder.json"
-python3 - "$out/results.json" "$out/decoder.json" <<'PY'
+grep -v '^SPYRE-BENCH-JSON \|^SPYRE-LAYERS ' "$out/decoder.log"
+python3 - "$out/results.json" "$out/decoder.log" "$out/driver.json" "$out/scaling-jobs.tsv" \
+	"$out/scaling-decoder.tsv" <<'PY'
 import json, sys
-with open(sys.argv[1]) as f:
+results, log, driver, jobs_tsv, decoder_tsv = sys.argv[1:]
+with open(results) as f:
     rows = json.load(f)
-with open(sys.argv[2]) as f:
-    rows += json.load(f)
-with open(sys.argv[1], "w") as f:
+layers, by_layers = 2, {}
+for line in open(log):
+    if line.startswith("SPYRE-LAYERS "):
+        layers = int(line.split()[1])
+    elif line.startswith("SPYRE-BENCH-JSON "):
+        got = {r["name"]: r["value"] for r in json.loads(line[len("SPYRE-BENCH-JSON "):])}
+        if layers == 2 and not by_layers:
+            rows += json.loads(line[len("SPYRE-BENCH-JSON "):])
+        by_layers[layers] = got
+with open(decoder_tsv, "w") as f:
+    f.write("# layers\tprefill_tokens_per_s\tdecode_tokens_per_s\n")
+    for l in sorted(by_layers):
+        pre = by_layers[l]["runtime.decoder_prefill_tokens_per_s_graph"]
+        dec = by_layers[l]["runtime.decoder_decode_tokens_per_s_graph"]
+        f.write(f"{l}\t{pre:.3f}\t{dec:.3f}\n")
+        rows += [{"name": f"runtime.decoder.scaling.prefill_tokens_per_s.{l}", "value": pre,
+                  "unit": "tokens/s"},
+                 {"name": f"runtime.decoder.scaling.decode_tokens_per_s.{l}", "value": dec,
+                  "unit": "tokens/s"}]
+with open(driver) as f:
+    d = {r["name"]: r["value"] for r in json.load(f)}
+with open(jobs_tsv, "w") as f:
+    f.write("# processes\tjobs_per_s\n")
+    for p in (1, 4, 16, 64):
+        f.write(f"{p}\t{d[f'driver.null_jobs_per_s_{p}p']:.1f}\n")
+with open(results, "w") as f:
     json.dump(rows, f, indent=2)
     f.write("\n")
 PY
+gnuplot "$SPYRE_TOP/scripts/bench-plot.gp" > "$out/scaling.png" 2> "$out/gnuplot.log" ||
+	{ cat "$out/gnuplot.log"; exit 1; }
+echo "plot: $out/scaling.png"
 echo "results: $out/results.json"

@@ -3,7 +3,7 @@
 # dependencies, apt sources, and the downloaded inputs (QEMU source, Linux
 # 6.12 image/headers, firmware) unpacked into the cache.  A second run does no
 # network access.
-# usage: setup.sh [--packages | --fuzz | --deb | --debian-guest]
+# usage: setup.sh [--packages | --fuzz | --deb | --debian-guest | --bench]
 #   --packages  only the Debian packages the host build needs (compilers,
 #               libdrm, libudev, ...): what `make lib` and `make install` need
 #   --fuzz      only clang and its libFuzzer runtime, for `make fuzz-engine`
@@ -11,6 +11,7 @@
 #   --debian-guest  only what `make debian-guest` needs: debootstrap,
 #               mkfs.ext4 -d (e2fsprogs) and qemu-img (qemu-utils; the
 #               project's QEMU is built without its tools)
+#   --bench     only what `make bench` adds: gnuplot (gnuplot-nox) for its plot
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -34,11 +35,14 @@ case "${1:-}" in
 	fi
 	exit 0
 	;;
---deb | --debian-guest)
-	# debhelper with DKMS support, and lintian to check the result; or the
-	# Debian guest's image tools.
-	DEB_PKGS="debhelper dh-dkms dkms dpkg-dev lintian libdrm-dev libudev-dev pkg-config"
-	[ "$1" = --deb ] || DEB_PKGS="debootstrap e2fsprogs qemu-utils"
+--deb | --debian-guest | --bench)
+	# debhelper with DKMS support, and lintian to check the result; the
+	# Debian guest's image tools; or the benchmark's plotter.
+	case "$1" in
+	--deb) DEB_PKGS="debhelper dh-dkms dkms dpkg-dev lintian libdrm-dev libudev-dev pkg-config" ;;
+	--debian-guest) DEB_PKGS="debootstrap e2fsprogs qemu-utils" ;;
+	--bench) DEB_PKGS="gnuplot-nox" ;;
+	esac
 	missing=
 	for p in $DEB_PKGS; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
@@ -53,7 +57,7 @@ case "${1:-}" in
 	exit 0
 	;;
 "") ;;
-*) echo "usage: $0 [--packages | --fuzz | --deb | --debian-guest]" >&2; exit 2 ;;
+*) echo "usage: $0 [--packages | --fuzz | --deb | --debian-guest | --bench]" >&2; exit 2 ;;
 esac
 
 APT_PKGS="build-essential pkg-config git python3 python3-venv meson ninja-build

@@ -264,6 +264,24 @@ static double median(const double *v)
 	return c[ROUNDS / 2];
 }
 
+static double least(const double *v)
+{
+	double m = v[0];
+
+	for (int r = 1; r < ROUNDS; r++)
+		m = v[r] < m ? v[r] : m;
+	return m;
+}
+
+static double most(const double *v)
+{
+	double m = v[0];
+
+	for (int r = 1; r < ROUNDS; r++)
+		m = v[r] > m ? v[r] : m;
+	return m;
+}
+
 static struct timing median_timing(const struct timing *t)
 {
 	double w[ROUNDS], d[ROUNDS];
@@ -448,8 +466,17 @@ int main(int argc, char **argv)
 		       "\"unit\": \"x\"}, {\"name\": \"runtime.decoder_decode_tokens_per_s_graph\", "
 		       "\"value\": %.4f, \"unit\": \"tokens/s\"}, {\"name\": "
 		       "\"runtime.decoder_decode_tokens_per_s_eager\", \"value\": %.4f, \"unit\": "
-		       "\"tokens/s\"}]\n",
-		       decode_x, prefill_x, steps / dg.wall_s, steps / de.wall_s);
+		       "\"tokens/s\"}, {\"name\": \"runtime.decoder_prefill_tokens_per_s_graph\", "
+		       "\"value\": %.4f, \"unit\": \"tokens/s\"}, "
+		       "{\"name\": \"runtime.graph_vs_eager_decode.min\", \"value\": "
+		       "%.4f, \"unit\": \"x\"}, {\"name\": \"runtime.graph_vs_eager_decode.max\", "
+		       "\"value\": %.4f, \"unit\": \"x\"}, {\"name\": "
+		       "\"runtime.graph_vs_eager_prefill.min\", \"value\": %.4f, \"unit\": \"x\"}, "
+		       "{\"name\": \"runtime.graph_vs_eager_prefill.max\", \"value\": %.4f, "
+		       "\"unit\": \"x\"}]\n",
+		       decode_x, prefill_x, steps / dg.wall_s, steps / de.wall_s, prompt / pg.wall_s,
+		       least(ratio[1]),
+		       most(ratio[1]), least(ratio[0]), most(ratio[0]));
 	for (uint32_t i = 0; i < steps; i++)
 		spyre_graph_exec_destroy(g_step[i]);
 	spyre_graph_exec_destroy(g_prefill);

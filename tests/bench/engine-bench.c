@@ -19,6 +19,10 @@
  *   (the engine alone, RUNS runs, for profiling: prints each run's time,
  *   CPU time and modelled device time; K_STEPS > 1 splits K into
  *   double-buffered chunks; TILE_M TILE_N another tiling, e.g. 64 256)
+ *        engine-bench --scaling RESULTS_JSON TABLE_TSV
+ *   (how speed grows with size: fp16 and bf16 GFLOPS at 256^3 .. 4096^3,
+ *   each the best of a few runs, as rows engine.matmul.scaling.* and a
+ *   table for the plot)
  */
 #include <errno.h>
 #include <libgen.h>
@@ -30,7 +34,6 @@
 
 #include "engine_testlib.h"
 
-#define DIM		1024
 #define CORES		32
 #define WARMUP		4	/* engine runs before measuring */
 #define ROUNDS		9	/* fp16, bf16, OpenBLAS, in turn */
@@ -38,13 +41,13 @@
 #define BLAS_REPS	3	/* the same for OpenBLAS */
 
 /*
- * The tiles: TILE_M x TILE_N, DIM^2 / CORES / (TILE_M TILE_N) of them a
+ * The tiles: TILE_M x TILE_N, dim^2 / CORES / (TILE_M TILE_N) of them a
  * core (1 or 2).  256 x 128, one a core, reads 24 MB of A and B from
  * device memory; 64 x 256, two a core (libspyre's choice before it chose
  * tiles by modelled device time, which now gives 512 x 256 with K in four
  * chunks), reads 40 MB (B 16 times over).
  */
-static unsigned TILE_M = 256, TILE_N = 128;
+static unsigned dim = 1024, TILE_M = 256, TILE_N = 128;
 
 static double clock_s(clockid_t id)
 {
@@ -60,17 +63,17 @@ static double now_s(void)
 }
 
 /*
- * A: DIM x DIM fp16 (16 sticks a row), B the same, C fp32 (32 sticks a row).
+ * A: dim x dim fp16 (16 sticks a row), B the same, C fp32 (32 sticks a row).
  * Each core computes `tpc` (1 or 2) tiles (same rows, consecutive column
  * blocks) in k_steps firings each, K split into k_steps chunks that stream
  * through FIFOs holding two chunks (double-buffered).
  */
 static void build_matmul(struct pb_program *prog, unsigned k_steps, unsigned dtype)
 {
-	const uint32_t kc = DIM / k_steps, kc_sticks = kc / 64;
+	const uint32_t kc = dim / k_steps, kc_sticks = kc / 64;
 	const uint32_t a_sticks = TILE_M * kc_sticks, b_sticks = kc * (TILE_N / 64);
 	const uint32_t c_sticks = TILE_M * (TILE_N / 32);
-	const uint32_t tpc = DIM / TILE_M * (DIM / TILE_N) / CORES;
+	const uint32_t tpc = dim / TILE_M * (dim / TILE_N) / CORES;
 	unsigned tile = 0;
 
 	memset(prog, 0, sizeof(*prog));
@@ -80,35 +83,35 @@ static void build_matmul(struct pb_program *prog, unsigned k_steps, unsigned dty
 		struct pb_op *op = pb_op(c, SPK_OPC_MATMUL, dtype, SPK_DT_FP32,
 					 tpc * k_steps, TILE_M, TILE_N);
 		/* This core's tiles: same row block, consecutive column blocks. */
-		unsigned ti = tile / (DIM / TILE_N), tj = tile % (DIM / TILE_N);
+		unsigned ti = tile / (dim / TILE_N), tj = tile % (dim / TILE_N);
 
 		tile += tpc;
 		op->k = kc;
 		op->k_steps = k_steps;
 		/* A: per firing, TILE_M rows of one K chunk; the chunks; the tiles. */
 		op->in[0] = pb_stream(c, (struct pb_endpoint){ SPK_EP_DRAM, 0, 0,
-							       (uint64_t)ti * TILE_M * (DIM / 64) * 128,
+							       (uint64_t)ti * TILE_M * (dim / 64) * 128,
 							       { kc_sticks, TILE_M, k_steps, tpc },
-							       { 128, DIM / 64 * 128, kc_sticks * 128,
+							       { 128, dim / 64 * 128, kc_sticks * 128,
 								 0 } },
 				      pb_op_end(), tpc * k_steps * a_sticks,
 				      (tpc * k_steps > 1 ? 2 : 1) * a_sticks);
 		/* B: the tile's sticks of each row, rows in K order; the tiles. */
 		op->in[1] = pb_stream(c, (struct pb_endpoint){ SPK_EP_DRAM, 1, 0,
 							       (uint64_t)tj * (TILE_N / 64) * 128,
-							       { TILE_N / 64, DIM, tpc, 1 },
-							       { 128, DIM / 64 * 128,
+							       { TILE_N / 64, dim, tpc, 1 },
+							       { 128, dim / 64 * 128,
 								 TILE_N / 64 * 128, 0 } },
 				      pb_op_end(), tpc * k_steps * b_sticks,
 				      k_steps == 1 ? b_sticks : 2 * b_sticks);
 		op->out = pb_stream(c, pb_op_end(),
 				    (struct pb_endpoint){ SPK_EP_DRAM, 2, 0,
-							  ((uint64_t)ti * TILE_M * (DIM / 32) +
+							  ((uint64_t)ti * TILE_M * (dim / 32) +
 							   tj * (TILE_N / 32)) * 128,
 							  { TILE_N / 32, TILE_M, tpc, 1 },
-							  { 128, DIM / 32 * 128, TILE_N / 32 * 128,
+							  { 128, dim / 32 * 128, TILE_N / 32 * 128,
 							    0 } },
-				    tpc * c_sticks, tpc * c_sticks);
+				    tpc * c_sticks, c_sticks);
 		op->acc_buffer = pb_buffer(c, TILE_M * (TILE_N / 32) * 128);
 	}
 }
@@ -138,20 +141,21 @@ static float half_at(const struct test_mem *mem, uint64_t addr, unsigned dtype)
 static int check_results(const struct test_mem *mem, const uint64_t *args, unsigned dtype)
 {
 	for (unsigned s = 0; s < 64; s++) {
-		unsigned i = (s * 397) % DIM, j = (s * 631 + 7) % DIM;
+		unsigned i = (s * 397) % dim, j = (s * 631 + 7) % dim;
 		double ref = 0, mag = 0;
 		float got;
 
-		for (unsigned k = 0; k < DIM; k++) {
-			double p = (double)half_at(mem, args[0] + ((uint64_t)i * DIM + k) * 2,
+		for (unsigned k = 0; k < dim; k++) {
+			double p = (double)half_at(mem, args[0] + ((uint64_t)i * dim + k) * 2,
 						   dtype) *
-				   half_at(mem, args[1] + ((uint64_t)k * DIM + j) * 2, dtype);
+				   half_at(mem, args[1] + ((uint64_t)k * dim + j) * 2, dtype);
 
 			ref += p;
 			mag += fabs(p);
 		}
-		memcpy(&got, mem->bytes + args[2] + ((uint64_t)i * DIM + j) * 4, 4);
-		if (fabs(got - ref) > 1e-5 * mag + 1e-30) {
+		memcpy(&got, mem->bytes + args[2] + ((uint64_t)i * dim + j) * 4, 4);
+		/* fp32 sums of dim positive terms: dim roundings of 2^-24 at worst. */
+		if (fabs(got - ref) > fmax(1e-5, dim * 0x1p-24) * mag + 1e-30) {
 			fprintf(stderr, "engine-bench: C[%u][%u] = %g, expected %g\n", i, j, got,
 				ref);
 			return -1;
@@ -173,7 +177,7 @@ static double openblas_gflops(const char *self, unsigned threads, char *info, si
 	double gflops = 0;
 
 	snprintf(path, sizeof(path), "%s/openblas-ref", self);
-	snprintf(arg_n, sizeof(arg_n), "%d", DIM);
+	snprintf(arg_n, sizeof(arg_n), "%d", dim);
 	snprintf(arg_t, sizeof(arg_t), "%u", threads);
 	snprintf(arg_r, sizeof(arg_r), "%d", BLAS_REPS);
 	if (pipe(fds))
@@ -292,11 +296,22 @@ static int load_variant(struct variant *v, const struct spyre_engine_config *cfg
 	return 0;
 }
 
+/* The variant's operands and result from @base: A, B (dim^2 halves), C (fp32). */
+static uint64_t place(struct variant *v, uint64_t base)
+{
+	uint64_t half = 2ull * dim * dim;
+
+	v->args[0] = base;
+	v->args[1] = base + half;
+	v->args[2] = base + 2 * half;
+	return base + 4 * half;
+}
+
 /* Operands: A and B with values in [0.125, 0.5) in the variant's type. */
 static void fill_inputs(struct test_mem *mem, const struct variant *v)
 {
-	for (uint64_t i = 0; i < 2ull * DIM * DIM; i++) {
-		uint64_t at = (i < (uint64_t)DIM * DIM ? v->args[0] : v->args[1] - 2ull * DIM * DIM) +
+	for (uint64_t i = 0; i < 2ull * dim * dim; i++) {
+		uint64_t at = (i < (uint64_t)dim * dim ? v->args[0] : v->args[1] - 2ull * dim * dim) +
 			      2 * i;
 		uint16_t h;
 
@@ -310,11 +325,89 @@ static void fill_inputs(struct test_mem *mem, const struct variant *v)
 	}
 }
 
+/*
+ * A tiling per size that fits a core's 2 MB scratchpad: tiles of
+ * tile_m x tile_n, one or more a core, K in k_steps double-buffered chunks.
+ */
+static const struct scale_case {
+	unsigned dim, tile_m, tile_n, k_steps, runs;
+} scale_cases[] = {
+	{ 256, 32, 64, 1, 9 },
+	{ 512, 128, 64, 1, 7 },
+	{ 1024, 256, 128, 1, 5 },
+	{ 2048, 256, 256, 4, 3 },
+	{ 4096, 256, 256, 8, 2 },
+};
+
+static int scaling(const char *json_path, const char *tsv_path, unsigned threads)
+{
+	const int ncases = sizeof(scale_cases) / sizeof(scale_cases[0]);
+	double gflops[2][sizeof(scale_cases) / sizeof(scale_cases[0])];
+	struct spyre_engine_config cfg;
+	struct spyre_engine_stats stats;
+	FILE *json, *tsv;
+
+	spyre_engine_config_default(&cfg);
+	cfg.host_threads = threads;
+	for (int i = 0; i < ncases; i++) {
+		const struct scale_case *sc = &scale_cases[i];
+		struct variant vars[2] = { { SPK_DT_FP16, "fp16", NULL, { 0 } },
+					   { SPK_DT_BF16, "bf16", NULL, { 0 } } };
+		struct test_mem mem;
+		uint64_t end;
+
+		dim = sc->dim;
+		TILE_M = sc->tile_m;
+		TILE_N = sc->tile_n;
+		end = place(&vars[1], place(&vars[0], 0));
+		test_mem_init(&mem, end);
+		for (int v = 0; v < 2; v++) {
+			double best = 1e30;
+
+			fill_inputs(&mem, &vars[v]);
+			if (load_variant(&vars[v], &cfg, sc->k_steps))
+				return 1;
+			/* A first run pays for host pages and threads: not counted. */
+			if (time_engine(vars[v].prog, vars[v].args, &mem, &stats, 1, &best) ||
+			    check_results(&mem, vars[v].args, vars[v].dtype))
+				return 1;
+			best = 1e30;
+			if (time_engine(vars[v].prog, vars[v].args, &mem, &stats, sc->runs, &best))
+				return 1;
+			gflops[v][i] = 2.0 * dim * dim * dim / best / 1e9;
+			spyre_program_free(vars[v].prog);
+		}
+		test_mem_fini(&mem);
+		printf("engine.matmul.scaling %5u^3: fp16 %8.2f GFLOPS, bf16 %8.2f GFLOPS "
+		       "(tiles %ux%u, K in %u, best of %u)\n", dim, gflops[0][i], gflops[1][i],
+		       TILE_M, TILE_N, sc->k_steps, sc->runs);
+	}
+	json = fopen(json_path, "w");
+	tsv = fopen(tsv_path, "w");
+	if (!json || !tsv)
+		return 1;
+	fprintf(json, "[\n");
+	fprintf(tsv, "# n\tfp16_gflops\tbf16_gflops\n");
+	for (int i = 0; i < ncases; i++) {
+		for (int v = 0; v < 2; v++)
+			fprintf(json, "  {\"name\": \"engine.matmul.scaling.%s_gflops.%u\", "
+				"\"value\": %.3f, \"unit\": \"GFLOPS\"}%s\n", v ? "bf16" : "fp16",
+				scale_cases[i].dim, gflops[v][i],
+				i == ncases - 1 && v ? "" : ",");
+		fprintf(tsv, "%u\t%.3f\t%.3f\n", scale_cases[i].dim, gflops[0][i],
+			gflops[1][i]);
+	}
+	fprintf(json, "]\n");
+	fclose(json);
+	fclose(tsv);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct variant vars[2] = {
-		{ SPK_DT_FP16, "fp16", NULL, { 0, 2ull << 20, 4ull << 20 } },
-		{ SPK_DT_BF16, "bf16", NULL, { 8ull << 20, 10ull << 20, 12ull << 20 } },
+		{ SPK_DT_FP16, "fp16", NULL, { 0 } },
+		{ SPK_DT_BF16, "bf16", NULL, { 0 } },
 	};
 	struct spyre_engine_config cfg;
 	struct spyre_engine_stats stats;
@@ -327,11 +420,14 @@ int main(int argc, char **argv)
 	unsigned k_steps = 1;
 	const char *isa = getenv("SPYRE_ENGINE_ISA");
 
+	if (argc == 4 && !strcmp(argv[1], "--scaling"))
+		return scaling(argv[2], argv[3], threads);
 	if (argc > 1 && argv[1][0] == '-') {
 		if (strcmp(argv[1], "--engine-only") || argc < 3 || atoi(argv[2]) < 1) {
 			fprintf(stderr, "usage: engine-bench [results.json]\n"
 				"       engine-bench --engine-only RUNS [THREADS [K_STEPS "
-				"[TILE_M TILE_N]]]\n");
+				"[TILE_M TILE_N]]]\n"
+				"       engine-bench --scaling RESULTS_JSON TABLE_TSV\n");
 			return 2;
 		}
 		engine_only = atoi(argv[2]);
@@ -344,10 +440,10 @@ int main(int argc, char **argv)
 			TILE_N = (unsigned)atoi(argv[6]);
 		}
 		/* Whole tiles, whole sticks, the same number a core, in one row block. */
-		if (!TILE_M || !TILE_N || DIM % TILE_M || DIM % TILE_N || TILE_N % 64 ||
-		    (DIM / TILE_M) * (DIM / TILE_N) % CORES ||
-		    (DIM / TILE_M) * (DIM / TILE_N) / CORES > DIM / TILE_N || !k_steps ||
-		    DIM % (64 * k_steps)) {
+		if (!TILE_M || !TILE_N || dim % TILE_M || dim % TILE_N || TILE_N % 64 ||
+		    (dim / TILE_M) * (dim / TILE_N) % CORES ||
+		    (dim / TILE_M) * (dim / TILE_N) / CORES > dim / TILE_N || !k_steps ||
+		    dim % (64 * k_steps)) {
 			fprintf(stderr, "engine-bench: no such kernel (tiles %ux%u, k_steps %u)\n",
 				TILE_M, TILE_N, k_steps);
 			return 2;
@@ -358,7 +454,7 @@ int main(int argc, char **argv)
 	snprintf(self, sizeof(self), "%s", dirname(argv0));
 	spyre_engine_config_default(&cfg);
 	cfg.host_threads = threads;
-	test_mem_init(&mem, 16ull << 20);
+	test_mem_init(&mem, place(&vars[1], place(&vars[0], 0)));
 	for (int v = 0; v < 2; v++) {
 		fill_inputs(&mem, &vars[v]);
 		if (load_variant(&vars[v], &cfg, k_steps))
@@ -375,7 +471,7 @@ int main(int argc, char **argv)
 				return 1;
 			/* CPU time counts every thread, spinning pool workers too. */
 			printf("%s run %d: %.2f ms, %.2f GFLOPS, %.2f ms CPU, %.1f us device\n",
-			       vars[v].name, i, once * 1e3, 2.0 * DIM * DIM * DIM / once / 1e9,
+			       vars[v].name, i, once * 1e3, 2.0 * dim * dim * dim / once / 1e9,
 			       cpu * 1e3, stats.device_ns / 1e3);
 		}
 	}
@@ -398,7 +494,7 @@ int main(int argc, char **argv)
 			if (time_engine(vars[v].prog, vars[v].args, &mem, &stats, ENGINE_REPS,
 					&best))
 				return 1;
-			gf[v][r] = 2.0 * DIM * DIM * DIM / best / 1e9;
+			gf[v][r] = 2.0 * dim * dim * dim / best / 1e9;
 		}
 		blas[r] = openblas_gflops(self, threads, info, sizeof(info));
 		blas_ok &= blas[r] > 0;

@@ -5,6 +5,9 @@
  * and 64 processes (more files than the card's 15 hardware contexts, so
  * contexts are handed between files under load), with 1 and 4 beside a bare
  * no-op ioctl (QUERY asking only for a size) measured the same way.
+ * The latencies are measured in ROUNDS rounds, ioctl then job in turn, so a
+ * busy moment slows both alike: each is the median over rounds, the ratio
+ * the median of the rounds' ratios, with .min and .max rows beside them.
  *
  * usage: bench_null_job [SECONDS_PER_CASE]   (default 2)
  * Prints a table row per result, then one line "SPYRE-BENCH-JSON [...]"
@@ -25,6 +28,7 @@
 #include "uapi/drm/spyre_accel.h"
 
 #define BATCH	32	/* throughput: jobs submitted between waits */
+#define ROUNDS	9	/* latency: ioctl and job measured in turn */
 #define MAX_PROCS	64
 
 static double seconds = 2.0;
@@ -97,7 +101,7 @@ static void noop_ioctl(struct ctx *c)
 }
 
 /* Mean microseconds of one empty job, submit to signalled, one at a time. */
-static double null_job_latency_us(struct ctx *c)
+static double null_job_latency_us(struct ctx *c, double window)
 {
 	double t0 = now_s(), t;
 	long n = 0;
@@ -107,11 +111,11 @@ static double null_job_latency_us(struct ctx *c)
 		null_wait(c);
 		n++;
 		t = now_s();
-	} while (t - t0 < seconds);
+	} while (t - t0 < window);
 	return (t - t0) * 1e6 / n;
 }
 
-static double noop_ioctl_us(struct ctx *c)
+static double noop_ioctl_us(struct ctx *c, double window)
 {
 	double t0 = now_s(), t;
 	long n = 0;
@@ -121,8 +125,15 @@ static double noop_ioctl_us(struct ctx *c)
 			noop_ioctl(c);
 		n += 64;
 		t = now_s();
-	} while (t - t0 < seconds);
+	} while (t - t0 < window);
 	return (t - t0) * 1e6 / n;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
 }
 
 /* Jobs (or ioctls) one process completes in @seconds, BATCH in flight. */
@@ -206,14 +217,28 @@ struct row {
 	const char *name;
 	double value;
 	const char *unit;
+	double min, max;	/* over rounds, when min < max or both set */
+	int spread;
 };
+
+static struct row plain_row(const char *name, double value, const char *unit)
+{
+	return (struct row){ name, value, unit, 0, 0, 0 };
+}
+
+/* A row for the median of @v[ROUNDS] (sorted in place), with its min and max. */
+static struct row spread_row(const char *name, double *v, const char *unit)
+{
+	qsort(v, ROUNDS, sizeof(*v), cmp_double);
+	return (struct row){ name, v[ROUNDS / 2], unit, v[0], v[ROUNDS - 1], 1 };
+}
 
 int main(int argc, char **argv)
 {
 	struct row rows[10];
 	int n = 0;
 	struct ctx c;
-	double job_us, ioctl_us;
+	double job_us[ROUNDS], ioctl_us[ROUNDS], ratio[ROUNDS];
 
 	if (argc > 1)
 		seconds = atof(argv[1]);
@@ -226,27 +251,40 @@ int main(int argc, char **argv)
 		null_wait(&c);
 		noop_ioctl(&c);
 	}
-	ioctl_us = noop_ioctl_us(&c);
-	job_us = null_job_latency_us(&c);
+	for (int r = 0; r < ROUNDS; r++) {
+		ioctl_us[r] = noop_ioctl_us(&c, seconds / ROUNDS);
+		job_us[r] = null_job_latency_us(&c, seconds / ROUNDS);
+		ratio[r] = job_us[r] / ioctl_us[r];
+	}
 	close(c.fd);
 
-	rows[n++] = (struct row){ "driver.null_job_us", job_us, "us" };
-	rows[n++] = (struct row){ "driver.noop_ioctl_us", ioctl_us, "us" };
-	rows[n++] = (struct row){ "driver.null_job_vs_ioctl_ratio", job_us / ioctl_us,
-				       "ratio" };
-	rows[n++] = (struct row){ "driver.null_jobs_per_s_1p", rate(1, 1), "jobs/s" };
-	rows[n++] = (struct row){ "driver.noop_ioctls_per_s_1p", rate(1, 0), "ioctls/s" };
-	rows[n++] = (struct row){ "driver.null_jobs_per_s_4p", rate(4, 1), "jobs/s" };
-	rows[n++] = (struct row){ "driver.noop_ioctls_per_s_4p", rate(4, 0), "ioctls/s" };
-	rows[n++] = (struct row){ "driver.null_jobs_per_s_16p", rate(16, 1), "jobs/s" };
-	rows[n++] = (struct row){ "driver.null_jobs_per_s_64p", rate(64, 1), "jobs/s" };
+	rows[n++] = spread_row("driver.null_job_us", job_us, "us");
+	rows[n++] = spread_row("driver.noop_ioctl_us", ioctl_us, "us");
+	rows[n++] = spread_row("driver.null_job_vs_ioctl_ratio", ratio, "ratio");
+	rows[n++] = plain_row("driver.null_jobs_per_s_1p", rate(1, 1), "jobs/s");
+	rows[n++] = plain_row("driver.noop_ioctls_per_s_1p", rate(1, 0), "ioctls/s");
+	rows[n++] = plain_row("driver.null_jobs_per_s_4p", rate(4, 1), "jobs/s");
+	rows[n++] = plain_row("driver.noop_ioctls_per_s_4p", rate(4, 0), "ioctls/s");
+	rows[n++] = plain_row("driver.null_jobs_per_s_16p", rate(16, 1), "jobs/s");
+	rows[n++] = plain_row("driver.null_jobs_per_s_64p", rate(64, 1), "jobs/s");
 
-	for (int i = 0; i < n; i++)
-		printf("%-34s %12.3f  %s\n", rows[i].name, rows[i].value, rows[i].unit);
+	for (int i = 0; i < n; i++) {
+		printf("%-34s %12.3f  %s", rows[i].name, rows[i].value, rows[i].unit);
+		if (rows[i].spread)
+			printf(" (median of %d rounds; min %.3f, max %.3f)", ROUNDS, rows[i].min,
+			       rows[i].max);
+		printf("\n");
+	}
 	printf("SPYRE-BENCH-JSON [");
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		printf("%s{\"name\": \"%s\", \"value\": %.4f, \"unit\": \"%s\"}", i ? ", " : "",
 		       rows[i].name, rows[i].value, rows[i].unit);
+		if (rows[i].spread)
+			printf(", {\"name\": \"%s.min\", \"value\": %.4f, \"unit\": \"%s\"}, "
+			       "{\"name\": \"%s.max\", \"value\": %.4f, \"unit\": \"%s\"}",
+			       rows[i].name, rows[i].min, rows[i].unit, rows[i].name, rows[i].max,
+			       rows[i].unit);
+	}
 	printf("]\n");
 	return 0;
 }
