@@ -445,9 +445,16 @@ $(B)/bench/ops-bench: tests/bench/ops-bench.c $(ENGINE_TEST_HDRS) $(OPS_GEN_SRCS
 	@mkdir -p $(@D)
 	$(CC) $(OPS_TEST_FLAGS) $< $(OPS_GEN_SRCS:%.c=$(B)/obj/%.o) $(ENGINE_OBJS) -o $@ -lm -pthread
 
-$(B)/bench/dma-bench: tests/bench/dma-bench.c include/spyre_regs.h
+$(B)/bench/launch-bench: tests/bench/launch-bench.c tests/bench/qtest-card.c \
+		tests/bench/qtest-card.h include/spyre_cmd.h $(ENGINE_TEST_HDRS) $(ENGINE_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) $< -o $@
+	$(CC) $(ENGINE_CFLAGS) -D_DEFAULT_SOURCE -Itests/host -Itests/bench $< \
+		tests/bench/qtest-card.c $(ENGINE_OBJS) -o $@ -lm -pthread
+
+$(B)/bench/dma-bench: tests/bench/dma-bench.c tests/bench/qtest-card.c tests/bench/qtest-card.h \
+		include/spyre_regs.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) -Itests/bench $< tests/bench/qtest-card.c -o $@
 
 $(B)/tests/vm/%.sh: tests/vm/%.sh
 	@mkdir -p $(@D)
@@ -471,7 +478,7 @@ check: all debug qtest deb
 
 # Benchmarks: a table on stdout, results in build/bench/results.json.
 bench: all $(B)/bench/dma-bench $(B)/bench/engine-bench $(B)/bench/openblas-ref \
-	$(B)/bench/model-bench $(B)/bench/ops-bench
+	$(B)/bench/model-bench $(B)/bench/ops-bench $(B)/bench/launch-bench
 	@scripts/bench.sh
 
 # The guest shell starts in this directory, shared from the host.
