@@ -421,15 +421,25 @@ static enum drm_gpu_sched_stat spyre_job_timedout(struct drm_sched_job *sched_jo
 	return DRM_GPU_SCHED_STAT_NOMINAL;
 }
 
-static void spyre_job_free(struct drm_sched_job *sched_job)
+/* Drop the job's references to its buffers (NULL entries from a failed lookup too). */
+static void spyre_job_put_bos(struct spyre_job *job)
 {
-	struct spyre_job *job = to_spyre_job(sched_job);
 	u32 i;
 
-	drm_sched_job_cleanup(sched_job);
+	if (!job->bos)
+		return;
 	for (i = 0; i < job->bo_count; i++)
 		drm_gem_object_put(job->bos[i]);
 	kvfree(job->bos);
+	job->bos = NULL;
+}
+
+static void spyre_job_free(struct drm_sched_job *sched_job)
+{
+	struct spyre_job *job = to_spyre_job(sched_job);
+
+	drm_sched_job_cleanup(sched_job);
+	spyre_job_put_bos(job);
 	dma_fence_put(job->hw_fence);
 	kfree(job);
 }
@@ -905,13 +915,7 @@ int spyre_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file
 err_cleanup_job:
 	drm_sched_job_cleanup(&job->base);
 err_free_job:
-	if (job->bos) {
-		u32 i;
-
-		for (i = 0; i < job->bo_count; i++)
-			drm_gem_object_put(job->bos[i]);
-		kvfree(job->bos);
-	}
+	spyre_job_put_bos(job);
 	kfree(job);
 err_free_chain:
 	dma_fence_chain_free(chain);
