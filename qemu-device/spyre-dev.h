@@ -211,7 +211,7 @@ struct SpyreState {
     /* Properties */
     uint64_t mem_size;
     uint32_t scratchpad_size;
-    uint32_t engine_threads;    /* host threads for compute, 0 = all CPUs */
+    uint32_t engine_threads;    /* host threads for compute (0: realize picks) */
     bool modelled_clock;        /* CLOCK's reset value: MODEL */
 
     QemuMutex lock;

@@ -122,7 +122,7 @@ int main(int argc, char **argv)
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	uint64_t args[2] = { VA_HOST + SRC_GPA, VA_HOST + DST_GPA };
 	uint32_t idx = 0;
-	char log[4096];
+	char log[4096], threads_arg[48], **extra;
 	size_t len;
 	FILE *json;
 
@@ -138,7 +138,16 @@ int main(int argc, char **argv)
 	test_mem_init(&mem, 1 << 20);
 
 	snprintf(log, sizeof(log), "%s.qemu.log", argv[2]);
-	card_start("launch-bench", argv[1], log, 64, argv + 3, argc - 3);
+	/* The card's engine on as many threads as the host side. */
+	snprintf(threads_arg, sizeof(threads_arg), "spyre.engine-threads=%u", cfg.host_threads);
+	extra = calloc((size_t)argc, sizeof(*extra));
+	if (!extra)
+		die("no memory");
+	extra[0] = "-global";
+	extra[1] = threads_arg;
+	memcpy(extra + 2, argv + 3, (size_t)(argc - 3) * sizeof(*extra));
+	card_start("launch-bench", argv[1], log, 64, extra, argc - 1);
+	free(extra);
 	card_write(IMG_GPA, image, len);
 	card_write(ARGS_GPA, args, sizeof(args));
 	list = calloc(LAUNCHES, SPYRE_CMD_SIZE);
