@@ -18,6 +18,7 @@ void spyre_engine_config_default(struct spyre_engine_config *cfg)
     cfg->scratchpad_bytes = 2u << 20;              /* 2 MB LX per core */
     cfg->reserved_bytes = SPK_SPAD_RESERVED_BYTES; /* for the program */
     cfg->max_work = 1ull << 30;
+    cfg->pool_min_macs = 1ull << 21; /* docs/engine.md "Host execution" */
     t->clock_ghz = 1.5;
     /* 2 corelets x 8x8 PEs x 8 fp16 lanes: 98 TFLOPS peak at 32 cores. */
     t->pe_macs_per_cycle = 1024;

@@ -56,6 +56,8 @@ struct spyre_engine_config {
     uint32_t reserved_bytes;
     uint64_t max_work;     /* bound on sticks moved + op firings, per launch */
     unsigned host_threads; /* host threads for op kernels, 0 = all CPUs */
+    /* a matmul firing of fewer multiply-adds runs on the calling thread */
+    uint64_t pool_min_macs; /* default 2^21; 0: every firing on the pool */
     int host_portable;     /* 1: no SIMD kernels (same results, for tests) */
     struct spyre_timing_params timing;
 };

@@ -244,9 +244,16 @@ bool op_matmul_fire_rows(const struct op_env *env, const struct op_desc *op,
         .jpanels = (n + GEMM_NR - 1) / GEMM_NR,
     };
 
+    /*
+     * A small firing runs on the calling thread: waking and joining the
+     * workers cost more than they save (docs/engine.md "Host execution").
+     */
+    struct engine_pool *pool =
+        (uint64_t)m * k * n < env->pool_min_macs ? NULL : env->pool;
+
     job.mr = gemm_mr(job.isa);
     job.ipanels = (m + job.mr - 1) / job.mr;
-    job.blocks = (4 * pool_threads(env->pool) + job.ipanels - 1) / job.ipanels;
+    job.blocks = (4 * pool_threads(pool) + job.ipanels - 1) / job.ipanels;
     if (job.blocks > job.jpanels) {
         job.blocks = job.jpanels;
     }
@@ -287,11 +294,11 @@ bool op_matmul_fire_rows(const struct op_env *env, const struct op_desc *op,
     job.bdone = job.done + job.ipanels;
     atomic_init(job.bdone, 0);
     if (b_row && pack_b(b_row, job.ipanels)) {
-        job.bparts = 2 * pool_threads(env->pool);
+        job.bparts = 2 * pool_threads(pool);
         job.bpack =
             (uint8_t *)(((uintptr_t)(job.bdone + 1) + 63) & ~(uintptr_t)63);
     }
-    pool_start(env->pool, tile_part, &job, sizeof(job),
+    pool_start(pool, tile_part, &job, sizeof(job),
                job.bparts + job.ipanels * job.blocks);
     if (!env->defer) {
         pool_finish(env->pool);

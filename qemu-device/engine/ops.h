@@ -35,6 +35,7 @@ struct matmul_memo {
 /* Host resources a firing may use. */
 struct op_env {
     struct engine_pool *pool;
+    uint64_t pool_min_macs; /* smaller matmul firings skip the pool */
     bool simd;
     /*
      * The firing may still be computing on the pool when op_fire returns

@@ -1656,6 +1656,7 @@ static enum spyre_engine_status alloc_run(struct run *r)
         return SPYRE_ENGINE_E_NOMEM;
     }
     r->env.simd = !prog->cfg.host_portable;
+    r->env.pool_min_macs = prog->cfg.pool_min_macs;
     r->env.pool = arena_pool(r->arena, prog->cfg.host_threads);
     if (!r->env.pool) {
         return SPYRE_ENGINE_E_NOMEM;

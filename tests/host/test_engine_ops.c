@@ -662,6 +662,7 @@ static unsigned check_matmul(unsigned din, unsigned dout, uint32_t M, uint32_t K
 
 	spyre_engine_config_default(&cfg);
 	cfg.host_threads = mm_threads;
+	cfg.pool_min_macs = 0;	/* small shapes on the pool too: every split tested */
 	test_mem_init(&mem, MEM_BYTES);
 	prog.num_args = 3;
 	for (size_t i = 0; i < (size_t)rows * K; i++)
@@ -880,6 +881,7 @@ TEST(matmul_many_cores_overlapped_identical)
 			setenv("SPYRE_ENGINE_ISA", gemm_isa_name((enum gemm_isa)(v / 2)), 1);
 			mem.no_map = v % 2;
 			cfg.host_threads = threads[t];
+			cfg.pool_min_macs = 0;
 			memset(mem.bytes + args[2], 0, (size_t)M * N * 4);
 			if (test_run(&cfg, &prog, &mem, args, 3, NULL, NULL)) {
 				bad++;

@@ -394,6 +394,7 @@ TEST(results_identical_whatever_threads_and_simd)
 		for (unsigned i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
 			matmul_program(2, shapes[s][0], shapes[s][1], shapes[s][2], 2, 2);
 			cfg.host_threads = runs[i].threads;
+			cfg.pool_min_macs = 0;	/* small firings on the pool too */
 			cfg.host_portable = runs[i].portable;
 			memset(mem.bytes + args[2], 0, 4 * MiB);
 			ASSERT_EQ(test_run(&cfg, &prog, &mem, args, 3, &stats, &err),
@@ -610,6 +611,7 @@ TEST(lazy_matmul_inputs_read_in_place)
 	fill_fp16(&mem, 0, 8 * MiB, 1);
 	for (unsigned threads = 1; threads <= 3; threads++) {
 		cfg.host_threads = threads;
+		cfg.pool_min_macs = 0;	/* small firings on the pool too */
 		mem.maps = mem.read_bytes = 0;
 		EXPECT_EQ(same_with_and_without_map(&mem, args, 3), 0);
 		EXPECT_TRUE(mem.maps > 0);
@@ -660,6 +662,7 @@ TEST(lazy_matmul_irregular_inputs_copied)
 	fill_fp16(&mem, 0, 8 * MiB, 2);
 	for (unsigned threads = 1; threads <= 2; threads++) {
 		cfg.host_threads = threads;
+		cfg.pool_min_macs = 0;	/* small firings on the pool too */
 		mem.maps = mem.read_bytes = 0;
 		EXPECT_EQ(same_with_and_without_map(&mem, args, 3), 0);
 		EXPECT_TRUE(mem.maps > 0);
@@ -714,6 +717,7 @@ TEST(lazy_matmul_packed_b_identical)
 			setenv("SPYRE_ENGINE_ISA", gemm_isa_name((enum gemm_isa)isa), 1);
 			for (unsigned threads = 1; threads <= 3; threads++) {
 				cfg.host_threads = threads;
+				cfg.pool_min_macs = 0;	/* small firings on the pool too */
 				bad += same_with_and_without_map(&mem, args, 3);
 			}
 		}
@@ -793,6 +797,7 @@ TEST(lazy_matmul_packed_a_reused_until_changed)
 			fill_fp16(&mem, 0, 6 * MiB, 6);
 			fill_fp16(&mem, 3 * MiB, MiB, 1000);	/* W's bytes differ from A's */
 			cfg.host_threads = threads;
+			cfg.pool_min_macs = 0;	/* small firings on the pool too */
 			bad += same_with_and_without_map(&mem, args, 6);
 		}
 		test_mem_fini(&mem);
