@@ -443,7 +443,7 @@ TEST(invalidation_never_confirmed_resets_the_card)
 	/* The reset ended the stall: the next close is quick, the card works. */
 	t = timed_gem_close(c.fd, &b);
 	printf("  # the next close took %.3f s\n", t);
-	EXPECT_TRUE(t >= 0 && t < 1);
+	EXPECT_TRUE(t >= 0 && t < 2);	/* well under the 3 s a stall costs */
 	EXPECT_EQ(reset_count(), before + 1);
 	copier_fill(&c);
 	EXPECT_EQ(copier_submit(&c, 0), 0);
