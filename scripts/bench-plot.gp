@@ -1,7 +1,7 @@
 # make bench's scaling plot (scripts/bench.sh): four panels from the tables
-# it writes in build/bench/, PNG on stdout.  Run from the checkout's root.
+# it writes, PNG on stdout.  usage: gnuplot -e "dir='build/bench'" bench-plot.gp
 set terminal pngcairo size 1400,1000 font ",10"
-dir = system("echo ${SPYRE_BUILD:-build}/bench")
+if (!exists("dir")) dir = "build/bench"
 set multiplot layout 2,2 title "Spyre emulator: how cost grows (make bench)"
 set grid
 set key top left

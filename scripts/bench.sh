@@ -107,7 +107,8 @@ with open(results, "w") as f:
     json.dump(rows, f, indent=2)
     f.write("\n")
 PY
-gnuplot "$SPYRE_TOP/scripts/bench-plot.gp" > "$out/scaling.png" 2> "$out/gnuplot.log" ||
+gnuplot -e "dir='$out'" "$SPYRE_TOP/scripts/bench-plot.gp" > "$out/scaling.png" \
+	2> "$out/gnuplot.log" ||
 	{ cat "$out/gnuplot.log"; exit 1; }
 echo "plot: $out/scaling.png"
 echo "results: $out/results.json"
