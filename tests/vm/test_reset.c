@@ -248,6 +248,20 @@ static int copy_batches(uint32_t queue, int batches, double seconds)
 	return ret;
 }
 
+/* One child per queue copying batches for @seconds (copy_batches); 0 or -1. */
+static int start_copiers(pid_t *pids, double seconds)
+{
+	fflush(stdout);
+	for (int q = 0; q < NQ; q++) {
+		pids[q] = fork();
+		if (pids[q] < 0)
+			return -1;
+		if (pids[q] == 0)
+			_exit(copy_batches(q, 0, seconds));
+	}
+	return 0;
+}
+
 static void wait_children(pid_t *pids, int n)
 {
 	for (int i = 0; i < n; i++) {
@@ -266,13 +280,7 @@ TEST(function_reset_under_load_loses_nothing)
 	double t;
 
 	ASSERT_TRUE(before >= 0);
-	fflush(stdout);
-	for (int q = 0; q < NQ; q++) {
-		pids[q] = fork();
-		ASSERT_TRUE(pids[q] >= 0);
-		if (pids[q] == 0)
-			_exit(copy_batches(q, 0, 6));
-	}
+	ASSERT_EQ(start_copiers(pids, 6), 0);
 	/* Three function resets while copies are queued and running. */
 	for (int r = 0; r < 3; r++) {
 		usleep(1200000);
@@ -511,13 +519,7 @@ TEST(aer_errors_under_load_lose_nothing)
 	if (access("/dev/aer_inject", W_OK) && system("modprobe aer_inject 2>/dev/null"))
 		SKIP("no aer_inject: this kernel has no AER (CONFIG_PCIEAER_INJECT)");
 	ASSERT_TRUE(before >= 0);
-	fflush(stdout);
-	for (int q = 0; q < NQ; q++) {
-		pids[q] = fork();
-		ASSERT_TRUE(pids[q] >= 0);
-		if (pids[q] == 0)
-			_exit(copy_batches(q, 0, 6));
-	}
+	ASSERT_EQ(start_copiers(pids, 6), 0);
 	for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++) {
 		double t;
 
