@@ -18,6 +18,8 @@ uint32_t spyre_node_data_slots(const struct spyre_node *n)
 {
 	if (n->kind == NODE_LAUNCH)
 		return 1 + args_slots(n->nargs) + STATS_SLOTS;
+	if (n->kind == NODE_COPY_SG)	/* the timestamps, then the list */
+		return 1 + (n->nsg * SPYRE_SG_ENTRY_SIZE + SPYRE_CMD_SIZE - 1) / SPYRE_CMD_SIZE;
 	return 1;
 }
 
@@ -37,6 +39,16 @@ static void encode_op(const struct spyre_node *n, uint8_t *cmd, uint8_t *data, u
 		break;
 	case NODE_FILL:
 		spyre_cmd_encode3(cmd, SPYRE_OP_DMA_FILL, n->a0, n->a1, n->a2);
+		break;
+	case NODE_COPY_SG:
+		for (uint32_t i = 0; i < n->nsg; i++) {
+			uint8_t *e = data + SPYRE_CMD_SIZE + (size_t)i * SPYRE_SG_ENTRY_SIZE;
+
+			spyre_put_le64(e, n->sg[3 * i]);
+			spyre_put_le64(e + 8, n->sg[3 * i + 1]);
+			spyre_put_le64(e + 16, n->sg[3 * i + 2]);
+		}
+		spyre_cmd_encode3(cmd, SPYRE_OP_DMA_COPY_SG, args_va, n->nsg, 0);
 		break;
 	case NODE_LAUNCH: {
 		struct spyre_cmd launch = {
@@ -115,6 +127,8 @@ spyre_status spyre_template_build(struct spyre_template *t, const struct spyre_n
 
 		t->relocs[r++] = cmd;				/* TIMESTAMP t0 */
 		t->relocs[r++] = cmd + 2 * SPYRE_CMD_SIZE;	/* TIMESTAMP t1 */
+		if (nodes[i].kind == NODE_COPY_SG)
+			t->relocs[r++] = cmd + SPYRE_CMD_SIZE;	/* the list */
 		if (nodes[i].kind == NODE_LAUNCH) {
 			t->relocs[r++] = cmd + SPYRE_CMD_SIZE + 8;	/* argument block */
 			t->relocs[r++] = cmd + SPYRE_CMD_SIZE + 24;	/* statistics record */

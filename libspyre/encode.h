@@ -50,13 +50,17 @@ static inline void spyre_owner_put(const struct spyre_owner *o)
 		o->ops->put(o->ctx);
 }
 
-enum spyre_node_kind { NODE_COPY, NODE_FILL, NODE_LAUNCH, NODE_MARK };
+enum spyre_node_kind { NODE_COPY, NODE_FILL, NODE_LAUNCH, NODE_MARK, NODE_COPY_SG };
 
 /* One operation. */
 struct spyre_node {
 	enum spyre_node_kind kind;
 	uint64_t a0, a1, a2;		/* copy: src, dst, bytes; fill: dst, bytes, pattern;
-					 * launch: image va; mark: timestamp va or 0 */
+					 * launch: image va; mark: timestamp va or 0;
+					 * copy_sg: lowest src, lowest dst, extent */
+	uint32_t nsg;			/* copy_sg: entries in @sg (1..SPYRE_SG_MAX_ENTRIES) */
+	const uint64_t *sg;		/* copy_sg: (src, dst, bytes) per entry; read only
+					 * while the node is encoded (NULL afterwards) */
 	uint32_t nargs;
 	uint64_t args[SPYRE_NODE_MAX_ARGS];	/* launch: snapshot */
 	struct spyre_owner program;	/* launch: the kernel (a graph keeps it) */

@@ -52,7 +52,7 @@ static uint32_t node_operands(const struct spyre_node *n, uint64_t va[SPYRE_NODE
 {
 	uint32_t count = 0;
 
-	if (n->kind == NODE_COPY) {
+	if (n->kind == NODE_COPY || n->kind == NODE_COPY_SG) {
 		va[0] = n->a0;
 		va[1] = n->a1;
 		len[0] = len[1] = n->a2;
@@ -312,7 +312,7 @@ void spyre_fault_explain(spyre_device *dev, const struct spyre_fault_site *site,
 		explain_mmu_fault(dev, site, n, info, hint, sizeof(hint));
 	if (info->engine_status)
 		engine_text(name, info, job_status, what, sizeof(what));
-	else if (n->kind == NODE_COPY || n->kind == NODE_FILL)
+	else if (n->kind == NODE_COPY || n->kind == NODE_COPY_SG || n->kind == NODE_FILL)
 		snprintf(what, sizeof(what), "%s of %llu bytes failed on the card: %s", name,
 			 (unsigned long long)n->bytes, job_status_text(job_status));
 	else

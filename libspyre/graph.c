@@ -94,7 +94,9 @@ static spyre_status capture_add(struct spyre_capture *cap, const struct spyre_su
 {
 	struct spyre_graph *g = graph_of(cap);
 	const struct spyre_node *node = sub->nodes;
-	spyre_status st = reserve_node(g, node);
+	spyre_status st = node->kind == NODE_COPY_SG ?
+		spyre_set_error(SPYRE_ERROR_CAPTURE, "a strided copy cannot be captured yet") :
+		reserve_node(g, node);
 
 	for (uint32_t i = 0; st == SPYRE_SUCCESS && i < sub->bos.count; i++)
 		st = spyre_bo_list_add(g->bos, sub->bos.handles[i], "graph");

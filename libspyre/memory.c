@@ -164,9 +164,8 @@ static spyre_status check_buffer(spyre_stream *s, spyre_buffer *b, const char *w
 	return st;
 }
 
-/* Queue one node on @s, locked; @bufs are the buffers it uses. */
-static spyre_status queue_node(spyre_stream *s, struct spyre_node *node, spyre_buffer **bufs,
-			       int nbufs, int stage, void *dtoh_dst, uint64_t *point)
+spyre_status spyre_queue_node(spyre_stream *s, struct spyre_node *node, spyre_buffer **bufs,
+			      int nbufs, int stage, void *dtoh_dst, uint64_t *point)
 {
 	struct spyre_obj *uses[2];
 	struct spyre_submission sub;
@@ -206,7 +205,7 @@ static spyre_status dtod_locked(spyre_stream *s, spyre_buffer *dst, uint64_t dof
 	node.a2 = bytes;
 	node.bytes = bytes;
 	node.name = name;
-	return queue_node(s, &node, bufs, src == dst ? 1 : 2, -1, NULL, point);
+	return spyre_queue_node(s, &node, bufs, src == dst ? 1 : 2, -1, NULL, point);
 }
 
 static spyre_status fill_locked(spyre_stream *s, spyre_buffer *buf, uint64_t off,
@@ -221,7 +220,7 @@ static spyre_status fill_locked(spyre_stream *s, spyre_buffer *buf, uint64_t off
 	node.a2 = pattern;
 	node.bytes = bytes;
 	node.name = "fill";
-	return queue_node(s, &node, &buf, 1, -1, NULL, point);
+	return spyre_queue_node(s, &node, &buf, 1, -1, NULL, point);
 }
 
 /*
@@ -259,7 +258,7 @@ static spyre_status staged_locked(spyre_stream *s, int to_device, spyre_buffer *
 			memcpy(s->stage[stage].gem.map, (const uint8_t *)host + done, n);
 		node.a0 = to_device ? stage_va : buf_va;
 		node.a1 = to_device ? buf_va : stage_va;
-		st = queue_node(s, &node, &buf, 1, stage,
+		st = spyre_queue_node(s, &node, &buf, 1, stage,
 				to_device ? NULL : (uint8_t *)host + done, point);
 		if (st != SPYRE_SUCCESS)
 			return st;

@@ -3,6 +3,7 @@
 #ifndef SPYRE_MEMORY_H
 #define SPYRE_MEMORY_H
 
+#include "encode.h"
 #include "gem.h"
 #include "object.h"
 
@@ -16,5 +17,10 @@ struct spyre_buffer {
 /* The live SPYRE_MEM_HOST buffer of @dev whose mapping holds [p, p + bytes). */
 spyre_buffer *spyre_host_buffer_find(spyre_device *dev, const void *p, uint64_t bytes,
 				     uint64_t *offset);
+
+/* Queue one node on @s (under s->lock); @bufs are the buffers it uses.
+ * @stage and @dtoh_dst as in struct spyre_submission. */
+spyre_status spyre_queue_node(spyre_stream *s, struct spyre_node *node, spyre_buffer **bufs,
+			      int nbufs, int stage, void *dtoh_dst, uint64_t *point);
 
 #endif /* SPYRE_MEMORY_H */

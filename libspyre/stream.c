@@ -151,7 +151,8 @@ static void complete(spyre_stream *s, struct spyre_completion *c)
 		}
 		if (n->kind == NODE_LAUNCH)
 			retire_launch(s, c, n, data, launches++);
-		if ((n->kind == NODE_COPY || n->kind == NODE_FILL) && spyre_trace_enabled())
+		if ((n->kind == NODE_COPY || n->kind == NODE_COPY_SG || n->kind == NODE_FILL) &&
+		    spyre_trace_enabled())
 			spyre_trace_slice(s->obj.dev->trace_pid, s->trace_tid, n->name, "copy",
 					  t0, t1, n->bytes);
 		data += (size_t)spyre_node_data_slots(n) * SPYRE_CMD_SIZE;
@@ -322,6 +323,8 @@ static struct spyre_completion *completion_new(const struct spyre_submission *su
 		return NULL;
 	}
 	memcpy(c->nodes, sub->nodes, sizeof(*c->nodes) * sub->nnodes);
+	for (uint32_t i = 0; i < c->nnodes; i++)
+		c->nodes[i].sg = NULL;	/* the caller's list: encoded, not kept */
 	return c;
 }
 

@@ -234,6 +234,128 @@ TEST(blocking_copies_fill_and_dtod)
 	spyre_device_close(dev);
 }
 
+/* The CPU's strided copy, element by element: what the card must do. */
+static void cpu_strided(uint32_t ndim, const uint64_t *shape, uint32_t elem, uint8_t *dst,
+			const uint64_t *dstr, const uint8_t *src, const uint64_t *sstr)
+{
+	uint64_t idx[SPYRE_COPY_MAX_DIMS] = { 0 }, total = 1;
+
+	for (uint32_t i = 0; i < ndim; i++)
+		total *= shape[i];
+	for (uint64_t k = 0; k < total; k++) {
+		uint64_t r = k, so = 0, d = 0;
+
+		for (uint32_t i = ndim; i-- > 0;) {
+			idx[i] = r % shape[i];
+			r /= shape[i];
+			so += idx[i] * sstr[i];
+			d += idx[i] * dstr[i];
+		}
+		memcpy(dst + d, src + so, elem);
+	}
+}
+
+/* One strided copy on the card against cpu_strided, over whole buffers. */
+static int strided_case(spyre_stream *s, spyre_buffer *a, spyre_buffer *b, uint64_t bytes,
+			uint32_t ndim, const uint64_t *shape, uint32_t elem, uint64_t doff,
+			const uint64_t *dstr, uint64_t soff, const uint64_t *sstr)
+{
+	uint8_t *src = malloc(bytes), *want = malloc(bytes), *got = malloc(bytes);
+	int bad = -1;
+
+	if (!src || !want || !got)
+		goto out;
+	fill_pattern(src, bytes, 7);
+	memset(want, 0x5a, bytes);
+	if (spyre_memcpy_htod(a, 0, src, bytes) || spyre_memcpy_htod(b, 0, want, bytes))
+		goto out;
+	cpu_strided(ndim, shape, elem, want + doff, dstr, src + soff, sstr);
+	if (spyre_memcpy_strided_async(s, ndim, shape, elem, b, doff, dstr, a, soff, sstr) ||
+	    spyre_stream_synchronize(s) || spyre_memcpy_dtoh(got, b, 0, bytes))
+		goto out;
+	bad = 0;
+	for (uint64_t i = 0; i < bytes && !bad; i++)
+		if (got[i] != want[i]) {
+			printf("  # byte %llu is 0x%02x, not 0x%02x\n", (unsigned long long)i,
+			       got[i], want[i]);
+			bad = 1;
+		}
+out:
+	free(src);
+	free(want);
+	free(got);
+	return bad;
+}
+
+/*
+ * Strided copies: a dense fp16 matrix into the op library's padded rows
+ * and back, a transposed view gathered element by element (more entries
+ * than one scatter-gather list holds), a broadcast row, a 4-D permute; and
+ * every refusal with its message.
+ */
+TEST(strided_copies_repack_gather_and_refuse)
+{
+	const uint64_t bytes = 1 << 20;
+	spyre_device *dev = open_dev();
+	spyre_stream *s = NULL, *cap = NULL;
+	spyre_buffer *a = NULL, *b = NULL;
+	spyre_graph *g = NULL;
+
+	ASSERT_TRUE(dev);
+	ASSERT_EQ(spyre_stream_create(dev, 1, &s), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_buffer_alloc(dev, bytes, 0, &a), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_buffer_alloc(dev, bytes, 0, &b), SPYRE_SUCCESS);
+	{	/* [37, 100] fp16 dense -> rows padded to 128 elements (2 sticks) */
+		uint64_t shape[] = { 37, 100 }, d[] = { 256, 2 }, sr[] = { 200, 2 };
+
+		EXPECT_EQ(strided_case(s, a, b, bytes, 2, shape, 2, 128, d, 6, sr), 0);
+		EXPECT_EQ(strided_case(s, a, b, bytes, 2, shape, 2, 6, sr, 128, d), 0);
+	}
+	{	/* the transpose of a [90, 70] fp32 matrix: 6300 single elements */
+		uint64_t shape[] = { 70, 90 }, d[] = { 360, 4 }, sr[] = { 4, 280 };
+
+		EXPECT_EQ(strided_case(s, a, b, bytes, 2, shape, 4, 0, d, 0, sr), 0);
+	}
+	{	/* one bf16 row broadcast over 9 rows; a [2, 3, 5, 64] -> [3, 2, 5, 64] permute */
+		uint64_t shape[] = { 9, 33 }, d[] = { 66, 2 }, sr[] = { 0, 2 };
+		uint64_t p[] = { 3, 2, 5, 64 }, pd[] = { 1280, 640, 128, 2 };
+		uint64_t ps[] = { 640, 1920, 128, 2 };
+
+		EXPECT_EQ(strided_case(s, a, b, bytes, 2, shape, 2, 0, d, 10, sr), 0);
+		EXPECT_EQ(strided_case(s, a, b, bytes, 4, p, 2, 0, pd, 0, ps), 0);
+	}
+	{
+		uint64_t shape[] = { 4, 64 }, st[] = { 128, 2 }, z[] = { 0, 2 }, big[] = { 1 << 19, 2 };
+
+		EXPECT_EQ(spyre_memcpy_strided_async(s, 0, shape, 2, b, 0, st, a, 0, st),
+			  SPYRE_ERROR_INVALID_ARGUMENT);
+		EXPECT_TRUE(strstr(spyre_last_error_detail(), "ndim 0") != NULL);
+		EXPECT_EQ(spyre_memcpy_strided_async(s, 2, shape, 3, b, 0, st, a, 0, st),
+			  SPYRE_ERROR_INVALID_ARGUMENT);
+		EXPECT_TRUE(strstr(spyre_last_error_detail(), "element size 3") != NULL);
+		EXPECT_EQ(spyre_memcpy_strided_async(s, 2, shape, 2, b, 0, z, a, 0, st),
+			  SPYRE_ERROR_INVALID_ARGUMENT);
+		EXPECT_TRUE(strstr(spyre_last_error_detail(), "destination stride 0") != NULL);
+		EXPECT_EQ(spyre_memcpy_strided_async(s, 2, shape, 2, b, 0, st, a, 0, big),
+			  SPYRE_ERROR_INVALID_ARGUMENT);
+		EXPECT_TRUE(strstr(spyre_last_error_detail(), "source's elements reach past") != NULL);
+		EXPECT_EQ(spyre_memcpy_strided_async(s, 2, shape, 2, a, 256, st, a, 0, st),
+			  SPYRE_ERROR_INVALID_ARGUMENT);
+		EXPECT_TRUE(strstr(spyre_last_error_detail(), "overlap") != NULL);
+		EXPECT_EQ(spyre_memcpy_strided_async(s, 2, shape, 2, NULL, 0, st, a, 0, st),
+			  SPYRE_ERROR_INVALID_ARGUMENT);
+		ASSERT_EQ(spyre_stream_create(dev, 1, &cap), SPYRE_SUCCESS);
+		ASSERT_EQ(spyre_stream_begin_capture(cap), SPYRE_SUCCESS);
+		EXPECT_EQ(spyre_memcpy_strided_async(cap, 2, shape, 2, b, 0, st, a, 0, st),
+			  SPYRE_ERROR_CAPTURE);
+		EXPECT_EQ(spyre_stream_end_capture(cap, &g), SPYRE_SUCCESS);
+		spyre_graph_destroy(g);
+		spyre_stream_destroy(cap);
+	}
+	spyre_stream_destroy(s);
+	spyre_device_close(dev);
+}
+
 /*
  * A buffer freed while queued work still reads it: the free waits for that
  * work, so a buffer allocated right after (which may get the same device

@@ -28,7 +28,7 @@ extern "C" {
 
 /* Version of this header; spyre_version() gives the library's. */
 #define SPYRE_VERSION_MAJOR 0
-#define SPYRE_VERSION_MINOR 5
+#define SPYRE_VERSION_MINOR 6
 #define SPYRE_VERSION_PATCH 0
 
 typedef enum spyre_status {
@@ -366,6 +366,29 @@ spyre_status spyre_memcpy_peer_async(spyre_stream *dst_stream, spyre_buffer *dst
 				     uint64_t bytes);
 spyre_status spyre_memcpy_peer(spyre_buffer *dst, uint64_t dst_offset, spyre_buffer *src,
 			       uint64_t src_offset, uint64_t bytes);	/* blocking */
+
+/*
+ * Strided copies (since 0.6): the @ndim-dimensional array (1 ..
+ * SPYRE_COPY_MAX_DIMS dims, outermost first) of @elem_bytes-byte elements
+ * (1, 2, 4, 8 or 16) at @src + @src_offset, element (i0, ..) at byte
+ * sum(ik * src_strides[k]), copied to the same element of @dst +
+ * @dst_offset laid out by @dst_strides (bytes, like the source's).  Both
+ * buffers of the stream's device (device or host buffers).  Dimensions
+ * contiguous on both sides are merged; the rest goes as the card's
+ * scatter-gather DMA, one entry per contiguous run (up to 4096 a job):
+ * repacking rows (dense <-> the op library's stick layout), gathering a
+ * transposed view, broadcasting a row (source stride 0).  A shape with a
+ * 0 is a no-op.  Errors: INVALID_ARGUMENT (NULL, bad ndim or element size,
+ * elements past either buffer, a destination stride of 0 on a dimension
+ * longer than 1, source and destination ranges of one buffer overlapping),
+ * INVALID_HANDLE, DEVICE_LOST, CAPTURE (not capturable yet).
+ */
+#define SPYRE_COPY_MAX_DIMS 16
+spyre_status spyre_memcpy_strided_async(spyre_stream *s, uint32_t ndim, const uint64_t *shape,
+					uint32_t elem_bytes, spyre_buffer *dst,
+					uint64_t dst_offset, const uint64_t *dst_strides,
+					spyre_buffer *src, uint64_t src_offset,
+					const uint64_t *src_strides);
 
 /* ------------------------------------------------------------------------
  * Events: points in a stream, timed by the card's clock.
