@@ -153,7 +153,7 @@ static spyre_status check_range(const spyre_buffer *b, uint64_t off, uint64_t by
 	return SPYRE_SUCCESS;
 }
 
-static spyre_status check_buffer(spyre_stream *s, spyre_buffer *b, const char *what)
+spyre_status spyre_check_buffer(spyre_stream *s, spyre_buffer *b, const char *what)
 {
 	spyre_status st = spyre_handle_check(b, SPYRE_KIND_BUFFER, what);
 
@@ -284,9 +284,9 @@ static spyre_status do_copy(spyre_stream *s, const struct copy_args *a, uint64_t
 
 	*point = 0;
 	if (a->dst)
-		st = check_buffer(s, a->dst, "destination buffer");
+		st = spyre_check_buffer(s, a->dst, "destination buffer");
 	if (st == SPYRE_SUCCESS && a->src)
-		st = check_buffer(s, a->src, "source buffer");
+		st = spyre_check_buffer(s, a->src, "source buffer");
 	if (st == SPYRE_SUCCESS && a->kind == COPY_HTOD && !a->hsrc && a->bytes)
 		st = spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "source pointer is NULL");
 	if (st == SPYRE_SUCCESS && a->kind == COPY_DTOH && !a->hdst && a->bytes)

@@ -18,6 +18,9 @@ struct spyre_buffer {
 spyre_buffer *spyre_host_buffer_find(spyre_device *dev, const void *p, uint64_t bytes,
 				     uint64_t *offset);
 
+/* @b is a live buffer of @s's device open; the error names it @what. */
+spyre_status spyre_check_buffer(spyre_stream *s, spyre_buffer *b, const char *what);
+
 /* Queue one node on @s (under s->lock); @bufs are the buffers it uses.
  * @stage and @dtoh_dst as in struct spyre_submission. */
 spyre_status spyre_queue_node(spyre_stream *s, struct spyre_node *node, spyre_buffer **bufs,

@@ -99,16 +99,12 @@ static void plan_entries(const struct strided_plan *p, uint64_t sva, uint64_t dv
 
 static spyre_status check_side(spyre_stream *s, spyre_buffer *b, uint64_t off,
 			       const struct strided_plan *p, const uint64_t *str, uint64_t elem,
-			       const char *what, uint64_t *ext)
+			       const char *what, const char *buffer_name, uint64_t *ext)
 {
-	spyre_status st = spyre_handle_check(b, SPYRE_KIND_BUFFER, what);
+	spyre_status st = spyre_check_buffer(s, b, buffer_name);
 
 	if (st != SPYRE_SUCCESS)
 		return st;
-	if (b->obj.dev != s->obj.dev)
-		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
-				       "%s belongs to %s, the stream to another device open", what,
-				       b->obj.dev->props.devnode);
 	if (extent(p, str, elem, ext) || off > b->bytes || *ext > b->bytes - off)
 		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
 				       "the %s's elements reach past its %llu-byte buffer "
@@ -181,9 +177,11 @@ SPYRE_EXPORT spyre_status spyre_memcpy_strided_async(spyre_stream *s, uint32_t n
 		p.dstr[i] = dst_strides[i];
 		p.sstr[i] = src_strides[i];
 	}
-	st = check_side(s, dst, dst_offset, &p, p.dstr, elem_bytes, "destination", &dext);
+	st = check_side(s, dst, dst_offset, &p, p.dstr, elem_bytes, "destination",
+			"destination buffer", &dext);
 	if (st == SPYRE_SUCCESS)
-		st = check_side(s, src, src_offset, &p, p.sstr, elem_bytes, "source", &sext);
+		st = check_side(s, src, src_offset, &p, p.sstr, elem_bytes, "source", "source buffer",
+				&sext);
 	if (st != SPYRE_SUCCESS)
 		return st;
 	if (src == dst && dst_offset < src_offset + sext && src_offset < dst_offset + dext)

@@ -287,6 +287,13 @@ out:
 	return bad;
 }
 
+/* @call is refused as INVALID_ARGUMENT with @text in its detail message. */
+#define EXPECT_REFUSED(call, text)						\
+	do {									\
+		EXPECT_EQ(call, SPYRE_ERROR_INVALID_ARGUMENT);			\
+		EXPECT_TRUE(strstr(spyre_last_error_detail(), text) != NULL);	\
+	} while (0)
+
 /*
  * Strided copies: a dense fp16 matrix into the op library's padded rows
  * and back, a transposed view gathered element by element (more entries
@@ -327,21 +334,15 @@ TEST(strided_copies_repack_gather_and_refuse)
 	{
 		uint64_t shape[] = { 4, 64 }, st[] = { 128, 2 }, z[] = { 0, 2 }, big[] = { 1 << 19, 2 };
 
-		EXPECT_EQ(spyre_memcpy_strided_async(s, 0, shape, 2, b, 0, st, a, 0, st),
-			  SPYRE_ERROR_INVALID_ARGUMENT);
-		EXPECT_TRUE(strstr(spyre_last_error_detail(), "ndim 0") != NULL);
-		EXPECT_EQ(spyre_memcpy_strided_async(s, 2, shape, 3, b, 0, st, a, 0, st),
-			  SPYRE_ERROR_INVALID_ARGUMENT);
-		EXPECT_TRUE(strstr(spyre_last_error_detail(), "element size 3") != NULL);
-		EXPECT_EQ(spyre_memcpy_strided_async(s, 2, shape, 2, b, 0, z, a, 0, st),
-			  SPYRE_ERROR_INVALID_ARGUMENT);
-		EXPECT_TRUE(strstr(spyre_last_error_detail(), "destination stride 0") != NULL);
-		EXPECT_EQ(spyre_memcpy_strided_async(s, 2, shape, 2, b, 0, st, a, 0, big),
-			  SPYRE_ERROR_INVALID_ARGUMENT);
-		EXPECT_TRUE(strstr(spyre_last_error_detail(), "source's elements reach past") != NULL);
-		EXPECT_EQ(spyre_memcpy_strided_async(s, 2, shape, 2, a, 256, st, a, 0, st),
-			  SPYRE_ERROR_INVALID_ARGUMENT);
-		EXPECT_TRUE(strstr(spyre_last_error_detail(), "overlap") != NULL);
+		EXPECT_REFUSED(spyre_memcpy_strided_async(s, 0, shape, 2, b, 0, st, a, 0, st), "ndim 0");
+		EXPECT_REFUSED(spyre_memcpy_strided_async(s, 2, shape, 3, b, 0, st, a, 0, st),
+			       "element size 3");
+		EXPECT_REFUSED(spyre_memcpy_strided_async(s, 2, shape, 2, b, 0, z, a, 0, st),
+			       "destination stride 0");
+		EXPECT_REFUSED(spyre_memcpy_strided_async(s, 2, shape, 2, b, 0, st, a, 0, big),
+			       "source's elements reach past");
+		EXPECT_REFUSED(spyre_memcpy_strided_async(s, 2, shape, 2, a, 256, st, a, 0, st),
+			       "overlap");
 		EXPECT_EQ(spyre_memcpy_strided_async(s, 2, shape, 2, NULL, 0, st, a, 0, st),
 			  SPYRE_ERROR_INVALID_ARGUMENT);
 		ASSERT_EQ(spyre_stream_create(dev, 1, &cap), SPYRE_SUCCESS);

@@ -29,7 +29,8 @@ def current_device():
 
 
 def set_device(device):
-    _ops.set_device(_index(device) if _index(device) >= 0 else 0)
+    index = _index(device)
+    _ops.set_device(index if index >= 0 else 0)
 
 
 def _is_in_bad_fork():
