@@ -4,6 +4,7 @@
 # make check    every test suite (the distro one installs make deb's packages in a
 #               Debian 13 guest); the last line is "N passed, N failed"
 # make shell    an interactive guest shell with the card, this directory shared
+# make torch    python3-torch-spyre, the PyTorch device (needs root: a chroot)
 # make install  libspyre, its headers, spyre.pc and spyre-smi (PREFIX, DESTDIR)
 # scripts/spyre-vm -- ./prog   runs a program of one's own in the guest
 # SPYRE_CACHE (default ~/.cache/spyre) holds downloads, QEMU and kernels.
@@ -210,6 +211,12 @@ install-dkms-source:
 # dpkg-buildpackage, checked by lintian.
 deb:
 	scripts/build-deb.sh $(VERSION)
+
+# python3-torch-spyre (docs/torch.md) into $(B)/deb-torch: torch_spyre built in
+# a cached Debian 13 root with PyTorch 2.6, against make deb's libspyre.
+.PHONY: torch
+torch: deb
+	scripts/build-torch-deb.sh $(VERSION)
 
 # Programs in $(B)/bin find the library in $(B)/lib; a package build sets
 # RPATH empty (the library is then where the system looks).
@@ -473,7 +480,7 @@ debug: setup lib tools tests
 run: all
 	@scripts/run-demo.sh
 
-check: all debug qtest deb
+check: all debug qtest deb torch
 	@scripts/check.sh
 
 # Benchmarks: a table on stdout, results in build/bench/results.json.

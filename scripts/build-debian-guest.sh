@@ -27,9 +27,10 @@ set -euo pipefail
 SUITE=trixie
 # What a user's machine has for the driver stack, and what the distro suite
 # needs preinstalled (it installs the project's packages without network):
-# libdrm2 and libudev1 for libspyre0.  No recommends.
+# libdrm2 and libudev1 for libspyre0, Debian's PyTorch 2.6 (python3-torch)
+# for python3-torch-spyre.  No recommends.
 GUEST_PKGS="linux-image-amd64 linux-headers-amd64 dkms build-essential pkg-config
-	systemd systemd-sysv udev kmod sudo libdrm2 libudev1 ca-certificates"
+	systemd systemd-sysv udev kmod sudo libdrm2 libudev1 ca-certificates python3-torch"
 DISK_SIZE=6G
 INITRD_MODULES="virtio_pci virtio_blk ahci sd_mod ext4"
 
@@ -69,23 +70,17 @@ fail() {
 	tail -n 30 "$log" >&2
 	exit 1
 }
-in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-	HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"; }
+in_root() { in_chroot "$root" "$@"; }
 
 t0=$(date +%s)
 echo "build-debian-guest: debootstrap $SUITE (log: $log)" >&2
-mkdir -p "$root"
-# Debian 12's debian-archive-keyring carries Debian 13's keys.
-debootstrap --variant=minbase --cache-dir="$SPYRE_CACHE/debs/debian-guest" \
-	--keyring=/usr/share/keyrings/debian-archive-keyring.gpg \
-	"$SUITE" "$root" "$mirror" >> "$log" 2>&1 || fail "debootstrap failed"
+debian_bootstrap "$root" "$SUITE" "$SPYRE_CACHE/debs/debian-guest" "$log" ||
+	fail "debootstrap failed"
 
-# Before the packages: no recommends (for the user's apt too), no manual
-# pages or translations, services not started in the chroot, and the
+# Before the packages (debian_bootstrap has turned recommends off, for the
+# user's apt too, and services): no manual pages or translations, and the
 # modules the initramfs needs to mount an ext4 root on virtio-blk or AHCI;
 # only those, so that it is small and quick to unpack under TCG.
-printf 'APT::Install-Recommends "false";\nAPT::Install-Suggests "false";\n' \
-	> "$root/etc/apt/apt.conf.d/90spyre-guest"
 cat > "$root/etc/dpkg/dpkg.cfg.d/90spyre-guest" <<'EOF'
 path-exclude=/usr/share/man/*
 path-exclude=/usr/share/locale/*
@@ -97,16 +92,10 @@ EOF
 mkdir -p "$root/etc/initramfs-tools/conf.d"
 echo MODULES=list > "$root/etc/initramfs-tools/conf.d/spyre-guest"
 printf '%s\n' $INITRD_MODULES >> "$root/etc/initramfs-tools/modules"
-printf '#!/bin/sh\nexit 101\n' > "$root/usr/sbin/policy-rc.d"
-chmod 755 "$root/usr/sbin/policy-rc.d"
-rm -f "$root/etc/apt/sources.list"
-deb822_sources "$SUITE" > "$root/etc/apt/sources.list.d/debian.sources"
 
-mkdir -p "$SPYRE_CACHE/debs/debian-guest/partial"
-chroot_mount "$root" "$SPYRE_CACHE/debs/debian-guest:var/cache/apt/archives"
 echo "build-debian-guest: apt-get install $(echo $GUEST_PKGS)" >&2
 # shellcheck disable=SC2086
-{ in_root apt-get update -q && in_root apt-get install -y -q $GUEST_PKGS; } >> "$log" 2>&1 ||
+debian_install "$root" "$SPYRE_CACHE/debs/debian-guest" "$log" $GUEST_PKGS ||
 	fail "installing the packages failed"
 in_root dpkg-query -W -f='${Package} ${Version}\n' > "$tmp/packages.txt"
 # Debian 13's SeaBIOS, for QEMU to boot this guest with: Debian 12's (1.16.2,

@@ -28,7 +28,6 @@ fi
 [ "$(id -u)" = 0 ] || { echo "build-torch-root: run as root (debootstrap, chroot)" >&2; exit 1; }
 "$SPYRE_TOP/scripts/setup.sh" --debian-guest >&2
 
-mkdir -p "$SPYRE_CACHE/debs/torch-root/partial"
 exec 9> "$dir.lock"
 flock 9
 if [ -f "$dir/.done" ]; then
@@ -49,25 +48,15 @@ fail() {
 	tail -n 30 "$log" >&2
 	exit 1
 }
-in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-	HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"; }
+in_root() { in_chroot "$root" "$@"; }
 
 t0=$(date +%s)
 echo "build-torch-root: debootstrap $SUITE (log: $log)" >&2
-debootstrap --variant=minbase --cache-dir="$SPYRE_CACHE/debs/torch-root" \
-	--keyring=/usr/share/keyrings/debian-archive-keyring.gpg \
-	"$SUITE" "$root" "$mirror" >> "$log" 2>&1 || fail "debootstrap failed"
-printf 'APT::Install-Recommends "false";\nAPT::Install-Suggests "false";\n' \
-	> "$root/etc/apt/apt.conf.d/90spyre-build"
-printf '#!/bin/sh\nexit 101\n' > "$root/usr/sbin/policy-rc.d"
-chmod 755 "$root/usr/sbin/policy-rc.d"
-rm -f "$root/etc/apt/sources.list"
-deb822_sources "$SUITE" > "$root/etc/apt/sources.list.d/debian.sources"
-
-chroot_mount "$root" "$SPYRE_CACHE/debs/torch-root:var/cache/apt/archives"
+debian_bootstrap "$root" "$SUITE" "$SPYRE_CACHE/debs/torch-root" "$log" ||
+	fail "debootstrap failed"
 echo "build-torch-root: apt-get install $(echo $TORCH_ROOT_PKGS)" >&2
 # shellcheck disable=SC2086
-{ in_root apt-get update -q && in_root apt-get install -y -q $TORCH_ROOT_PKGS; } >> "$log" 2>&1 ||
+debian_install "$root" "$SPYRE_CACHE/debs/torch-root" "$log" $TORCH_ROOT_PKGS ||
 	fail "installing the packages failed"
 in_root dpkg-query -W -f='${Package} ${Version}\n' > "$dir/packages.txt"
 in_root python3 -c 'import torch; print(torch.__version__)' > "$dir/torch-version" 2>> "$log" ||

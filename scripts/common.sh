@@ -120,3 +120,41 @@ chroot_umount() {
 	done
 	mounted=()
 }
+
+# A Debian root at ROOT (minbase, SUITE, on the host's mirrors, set by
+# host_mirrors) made the way the guest image and the torch build root both
+# need it: no recommends or suggests, no services started inside, apt sources
+# for SUITE, its updates and security. debootstrap's downloads are kept in
+# DEBS; its output goes to LOG.
+debian_bootstrap() {	# ROOT SUITE DEBS LOG
+	local root=$1 suite=$2 debs=$3 log=$4
+	mkdir -p "$root" "$debs/partial"
+	# Debian 12's debian-archive-keyring carries Debian 13's keys.
+	debootstrap --variant=minbase --cache-dir="$debs" \
+		--keyring=/usr/share/keyrings/debian-archive-keyring.gpg \
+		"$suite" "$root" "$mirror" >> "$log" 2>&1 || return 1
+	printf 'APT::Install-Recommends "false";\nAPT::Install-Suggests "false";\n' \
+		> "$root/etc/apt/apt.conf.d/90spyre-root"
+	printf '#!/bin/sh\nexit 101\n' > "$root/usr/sbin/policy-rc.d"
+	chmod 755 "$root/usr/sbin/policy-rc.d"
+	rm -f "$root/etc/apt/sources.list"
+	deb822_sources "$suite" > "$root/etc/apt/sources.list.d/debian.sources"
+}
+
+# A command inside a chroot, with a clean environment.
+in_chroot() {	# ROOT COMMAND...
+	local root=$1
+	shift
+	chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+		HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"
+}
+
+# apt-get install PACKAGES into a debian_bootstrap root, DEBS mounted as its
+# archive cache (the caller's chroot_umount undoes the mounts); output to LOG.
+debian_install() {	# ROOT DEBS LOG PACKAGES...
+	local root=$1 debs=$2 log=$3
+	shift 3
+	chroot_mount "$root" "$debs:var/cache/apt/archives"
+	{ in_chroot "$root" apt-get update -q && in_chroot "$root" apt-get install -y -q "$@"; } \
+		>> "$log" 2>&1
+}

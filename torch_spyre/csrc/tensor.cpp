@@ -15,35 +15,12 @@
 #include <torch/library.h>
 
 #include "allocator.h"
+#include "ops.h"
 #include "runtime.h"
+#include "tensor.h"
 
 namespace torch_spyre {
 
-namespace {
-
-constexpr c10::DispatchKeySet kSpyreKeys(c10::DispatchKey::PrivateUse1);
-
-at::Tensor empty_memory_format(at::IntArrayRef size, std::optional<at::ScalarType> dtype,
-			       std::optional<at::Layout>, std::optional<at::Device> dev,
-			       std::optional<bool>, std::optional<at::MemoryFormat> format)
-{
-	c10::DeviceGuard g(dev.value_or(c10::Device(kSpyre, current_device())));
-
-	return at::detail::empty_generic(size, device_allocator(), kSpyreKeys,
-					 c10::dtype_or_default(dtype), format);
-}
-
-at::Tensor empty_strided(at::IntArrayRef size, at::IntArrayRef stride,
-			 std::optional<at::ScalarType> dtype, std::optional<at::Layout>,
-			 std::optional<at::Device> dev, std::optional<bool>)
-{
-	c10::DeviceGuard g(dev.value_or(c10::Device(kSpyre, current_device())));
-
-	return at::detail::empty_strided_generic(size, stride, device_allocator(), kSpyreKeys,
-						 c10::dtype_or_default(dtype));
-}
-
-/* The buffer and byte offset of a spyre tensor's first element. */
 buffer_ref ref_of(const at::Tensor &t)
 {
 	buffer_ref r = lookup_device(t.device().index(), t.storage().data());
@@ -52,8 +29,6 @@ buffer_ref ref_of(const at::Tensor &t)
 	return r;
 }
 
-/* dst[i] = src[i] for same-shape, same-dtype spyre tensors on one card, in
- * the current stream's order; strides of any kind on both sides. */
 void card_copy(const at::Tensor &dst, const at::Tensor &src)
 {
 	if (!dst.numel())
@@ -77,7 +52,6 @@ void card_copy(const at::Tensor &dst, const at::Tensor &src)
 	      "copying on spyre:" + std::to_string(dst.device().index()));
 }
 
-/* CPU -> card: a dense CPU copy of @src in @dst's dtype, then DMA. */
 void host_to_card(const at::Tensor &dst, const at::Tensor &src, bool non_blocking)
 {
 	c10::DeviceGuard g(dst.device());
@@ -95,6 +69,30 @@ void host_to_card(const at::Tensor &dst, const at::Tensor &src, bool non_blockin
 	 * gets there, so a blocking copy waits for it. */
 	if (pinned && !non_blocking)
 		check(spyre_stream_synchronize(s), "waiting for a copy to spyre");
+}
+
+namespace {
+
+constexpr c10::DispatchKeySet kSpyreKeys(c10::DispatchKey::PrivateUse1);
+
+at::Tensor empty_memory_format(at::IntArrayRef size, std::optional<at::ScalarType> dtype,
+			       std::optional<at::Layout>, std::optional<at::Device> dev,
+			       std::optional<bool>, std::optional<at::MemoryFormat> format)
+{
+	c10::DeviceGuard g(dev.value_or(c10::Device(kSpyre, current_device())));
+
+	return at::detail::empty_generic(size, device_allocator(), kSpyreKeys,
+					 c10::dtype_or_default(dtype), format);
+}
+
+at::Tensor empty_strided(at::IntArrayRef size, at::IntArrayRef stride,
+			 std::optional<at::ScalarType> dtype, std::optional<at::Layout>,
+			 std::optional<at::Device> dev, std::optional<bool>)
+{
+	c10::DeviceGuard g(dev.value_or(c10::Device(kSpyre, current_device())));
+
+	return at::detail::empty_strided_generic(size, stride, device_allocator(), kSpyreKeys,
+						 c10::dtype_or_default(dtype));
 }
 
 /* Card -> CPU: dense on the card, DMA out, then into @dst's dtype and strides. */
@@ -135,8 +133,10 @@ at::Tensor copy_from(const at::Tensor &self, const at::Tensor &dst, bool non_blo
 		c10::DeviceGuard g(dst.device());
 
 		card_copy(dst, self.expand(dst.sizes()));
+	} else if (self.device() == dst.device() && convert_on_card(dst, self.expand(dst.sizes()))) {
+		/* Converted by the op library. */
 	} else {
-		/* Another card or another dtype: through the host. */
+		/* Another card, or a dtype the card does not compute: through the host. */
 		at::Tensor host = at::empty(self.sizes(), self.options().device(at::kCPU));
 
 		card_to_host(host, self, false);
