@@ -99,7 +99,10 @@ static const struct file_operations spyre_accel_fops = {
 	.show_fdinfo = drm_show_fdinfo,
 };
 
-/* drm-engine-queueN: time the file's jobs ran on each hardware queue. */
+/*
+ * drm-engine-queueN: time the file's jobs ran on each hardware queue;
+ * spyre-jobs-submitted: SUBMIT calls that queued a job (a graph replay is one).
+ */
 static void spyre_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 {
 	struct spyre_file *sfile = file->driver_priv;
@@ -108,6 +111,8 @@ static void spyre_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 	for (i = 0; i < SPYRE_NUM_QUEUES; i++)
 		drm_printf(p, "drm-engine-queue%d:\t%llu ns\n", i,
 			   atomic64_read(&sfile->busy_ns[i]));
+	drm_printf(p, "spyre-jobs-submitted:\t%llu\n",
+		   (unsigned long long)atomic64_read(&sfile->jobs_submitted));
 	drm_show_memory_stats(p, file);
 }
 

@@ -104,6 +104,7 @@ struct spyre_file {
 	struct mutex submit_lock;
 	struct dma_fence *last_fence[SPYRE_NUM_QUEUES];
 	atomic64_t busy_ns[SPYRE_NUM_QUEUES];	/* for fdinfo */
+	atomic64_t jobs_submitted;		/* for fdinfo */
 	/*
 	 * Protects the fault and job error logs.  Taken under a queue's
 	 * fence_lock, so always with interrupts off.

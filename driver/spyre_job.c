@@ -907,6 +907,7 @@ int spyre_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file
 	ret = spyre_submit_attach(job, out, chain, args->out_syncobj_point, &args->job_id);
 	if (ret)
 		goto err_cleanup_job;
+	atomic64_inc(&sfile->jobs_submitted);
 
 	if (out)
 		drm_syncobj_put(out);

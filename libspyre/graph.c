@@ -94,9 +94,18 @@ static spyre_status capture_add(struct spyre_capture *cap, const struct spyre_su
 {
 	struct spyre_graph *g = graph_of(cap);
 	const struct spyre_node *node = sub->nodes;
-	spyre_status st = node->kind == NODE_COPY_SG ?
-		spyre_set_error(SPYRE_ERROR_CAPTURE, "a strided copy cannot be captured yet") :
-		reserve_node(g, node);
+	spyre_status st = reserve_node(g, node);
+	uint64_t *sg = NULL;
+
+	/* A strided copy's list is the caller's until the call returns: the
+	 * graph keeps its own until instantiation has encoded it. */
+	if (st == SPYRE_SUCCESS && node->kind == NODE_COPY_SG) {
+		sg = malloc(sizeof(*sg) * 3 * node->nsg);
+		if (sg)
+			memcpy(sg, node->sg, sizeof(*sg) * 3 * node->nsg);
+		else
+			st = spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY, "no memory for a graph");
+	}
 
 	for (uint32_t i = 0; st == SPYRE_SUCCESS && i < sub->bos.count; i++)
 		st = spyre_bo_list_add(g->bos, sub->bos.handles[i], "graph");
@@ -104,12 +113,14 @@ static spyre_status capture_add(struct spyre_capture *cap, const struct spyre_su
 		if (add_ref(g, sub->uses[i], sub->uses[i]->kind, sub->uses[i]->id))
 			st = spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY, "no memory for a graph");
 	if (st != SPYRE_SUCCESS) {
+		free(sg);
 		if (g->error == SPYRE_SUCCESS)
 			g->error = st;
 		return st;
 	}
 	/* The program stays; the caller's profile does not: a replay is not that call. */
 	g->nodes[g->nnodes] = *node;
+	g->nodes[g->nnodes].sg = sg;
 	g->nodes[g->nnodes].caller = (struct spyre_owner){ NULL, NULL };
 	spyre_owner_get(&node->program);
 	g->nnodes++;
@@ -125,6 +136,8 @@ static void put_nodes(struct spyre_node *nodes, uint32_t n)
 
 static void graph_free(struct spyre_graph *g)
 {
+	for (uint32_t i = 0; i < g->nnodes; i++)
+		free((void *)g->nodes[i].sg);
 	put_nodes(g->nodes, g->nnodes);
 	free(g->refs);
 	free(g->bos);
@@ -268,6 +281,9 @@ SPYRE_EXPORT spyre_status spyre_graph_instantiate(spyre_graph *graph, spyre_grap
 		free(e);
 		return st;
 	}
+	/* Encoded into the template: the lists stay the graph's. */
+	for (uint32_t i = 0; i < e->nnodes; i++)
+		e->nodes[i].sg = NULL;
 	pthread_mutex_init(&e->prof_lock, NULL);
 	atomic_init(&e->refs, 1);
 	spyre_device_link(graph->obj.dev, &e->obj, SPYRE_KIND_EXEC, exec_destroy_obj);

@@ -190,8 +190,6 @@ SPYRE_EXPORT spyre_status spyre_memcpy_strided_async(spyre_stream *s, uint32_t n
 	plan_merge(&p, elem_bytes);
 	pthread_mutex_lock(&s->lock);
 	st = spyre_stream_enter(s, 1);
-	if (st == SPYRE_SUCCESS && s->capture)
-		st = spyre_set_error(SPYRE_ERROR_CAPTURE, "a strided copy cannot be captured yet");
 	if (st == SPYRE_SUCCESS)
 		st = queue_runs(s, &p, dst, dst_offset, dext, src, src_offset, sext);
 	pthread_mutex_unlock(&s->lock);

@@ -16,7 +16,7 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 SUITE=trixie
-TORCH_ROOT_PKGS="python3-torch libtorch-dev python3-dev python3-numpy g++ make pkg-config
+TORCH_ROOT_PKGS="python3-torch libtorch-dev python3-dev python3-numpy build-essential pkg-config
 	dpkg-dev debhelper dh-python python3-setuptools libdrm2 libudev1"
 
 key=$(sha256sum < "$0" | cut -c1-12)

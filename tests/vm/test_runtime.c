@@ -256,9 +256,41 @@ static void cpu_strided(uint32_t ndim, const uint64_t *shape, uint32_t elem, uin
 }
 
 /* One strided copy on the card against cpu_strided, over whole buffers. */
-static int strided_case(spyre_stream *s, spyre_buffer *a, spyre_buffer *b, uint64_t bytes,
-			uint32_t ndim, const uint64_t *shape, uint32_t elem, uint64_t doff,
-			const uint64_t *dstr, uint64_t soff, const uint64_t *sstr)
+/* The copy queued on @s, or (@cap not NULL) captured on @cap into a graph
+ * replayed on @s. */
+static spyre_status strided_copy(spyre_stream *s, spyre_stream *cap, uint32_t ndim,
+				 const uint64_t *shape, uint32_t elem, spyre_buffer *b, uint64_t doff,
+				 const uint64_t *dstr, spyre_buffer *a, uint64_t soff,
+				 const uint64_t *sstr)
+{
+	spyre_graph *g = NULL;
+	spyre_graph_exec *e = NULL;
+	spyre_status st;
+
+	if (!cap)
+		return spyre_memcpy_strided_async(s, ndim, shape, elem, b, doff, dstr, a, soff, sstr);
+	st = spyre_stream_begin_capture(cap);
+	if (st == SPYRE_SUCCESS) {
+		spyre_status copy = spyre_memcpy_strided_async(cap, ndim, shape, elem, b, doff, dstr,
+							       a, soff, sstr);
+
+		st = spyre_stream_end_capture(cap, &g);
+		st = copy ? copy : st;
+	}
+	if (st == SPYRE_SUCCESS)
+		st = spyre_graph_instantiate(g, &e);
+	spyre_graph_destroy(g);	/* the exec keeps what it needs */
+	if (st == SPYRE_SUCCESS)
+		st = spyre_graph_launch(e, s);
+	if (st == SPYRE_SUCCESS)
+		st = spyre_stream_synchronize(s);
+	spyre_graph_exec_destroy(e);
+	return st;
+}
+
+static int strided_case(spyre_stream *s, spyre_stream *cap, spyre_buffer *a, spyre_buffer *b,
+			uint64_t bytes, uint32_t ndim, const uint64_t *shape, uint32_t elem,
+			uint64_t doff, const uint64_t *dstr, uint64_t soff, const uint64_t *sstr)
 {
 	uint8_t *src = malloc(bytes), *want = malloc(bytes), *got = malloc(bytes);
 	int bad = -1;
@@ -270,7 +302,7 @@ static int strided_case(spyre_stream *s, spyre_buffer *a, spyre_buffer *b, uint6
 	if (spyre_memcpy_htod(a, 0, src, bytes) || spyre_memcpy_htod(b, 0, want, bytes))
 		goto out;
 	cpu_strided(ndim, shape, elem, want + doff, dstr, src + soff, sstr);
-	if (spyre_memcpy_strided_async(s, ndim, shape, elem, b, doff, dstr, a, soff, sstr) ||
+	if (strided_copy(s, cap, ndim, shape, elem, b, doff, dstr, a, soff, sstr) ||
 	    spyre_stream_synchronize(s) || spyre_memcpy_dtoh(got, b, 0, bytes))
 		goto out;
 	bad = 0;
@@ -297,8 +329,9 @@ out:
 /*
  * Strided copies: a dense fp16 matrix into the op library's padded rows
  * and back, a transposed view gathered element by element (more entries
- * than one scatter-gather list holds), a broadcast row, a 4-D permute; and
- * every refusal with its message.
+ * than one scatter-gather list holds), a broadcast row, a 4-D permute, the
+ * gather and the permute also captured into a graph and replayed; and every
+ * refusal with its message.
  */
 TEST(strided_copies_repack_gather_and_refuse)
 {
@@ -312,24 +345,28 @@ TEST(strided_copies_repack_gather_and_refuse)
 	ASSERT_EQ(spyre_stream_create(dev, 1, &s), SPYRE_SUCCESS);
 	ASSERT_EQ(spyre_buffer_alloc(dev, bytes, 0, &a), SPYRE_SUCCESS);
 	ASSERT_EQ(spyre_buffer_alloc(dev, bytes, 0, &b), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_stream_create(dev, 1, &cap), SPYRE_SUCCESS);
 	{	/* [37, 100] fp16 dense -> rows padded to 128 elements (2 sticks) */
 		uint64_t shape[] = { 37, 100 }, d[] = { 256, 2 }, sr[] = { 200, 2 };
 
-		EXPECT_EQ(strided_case(s, a, b, bytes, 2, shape, 2, 128, d, 6, sr), 0);
-		EXPECT_EQ(strided_case(s, a, b, bytes, 2, shape, 2, 6, sr, 128, d), 0);
+		EXPECT_EQ(strided_case(s, NULL, a, b, bytes, 2, shape, 2, 128, d, 6, sr), 0);
+		EXPECT_EQ(strided_case(s, NULL, a, b, bytes, 2, shape, 2, 6, sr, 128, d), 0);
 	}
 	{	/* the transpose of a [90, 70] fp32 matrix: 6300 single elements */
 		uint64_t shape[] = { 70, 90 }, d[] = { 360, 4 }, sr[] = { 4, 280 };
 
-		EXPECT_EQ(strided_case(s, a, b, bytes, 2, shape, 4, 0, d, 0, sr), 0);
+		EXPECT_EQ(strided_case(s, NULL, a, b, bytes, 2, shape, 4, 0, d, 0, sr), 0);
+		/* and recorded into a graph (two lists), replayed as one job */
+		EXPECT_EQ(strided_case(s, cap, a, b, bytes, 2, shape, 4, 0, d, 0, sr), 0);
 	}
 	{	/* one bf16 row broadcast over 9 rows; a [2, 3, 5, 64] -> [3, 2, 5, 64] permute */
 		uint64_t shape[] = { 9, 33 }, d[] = { 66, 2 }, sr[] = { 0, 2 };
 		uint64_t p[] = { 3, 2, 5, 64 }, pd[] = { 1280, 640, 128, 2 };
 		uint64_t ps[] = { 640, 1920, 128, 2 };
 
-		EXPECT_EQ(strided_case(s, a, b, bytes, 2, shape, 2, 0, d, 10, sr), 0);
-		EXPECT_EQ(strided_case(s, a, b, bytes, 4, p, 2, 0, pd, 0, ps), 0);
+		EXPECT_EQ(strided_case(s, NULL, a, b, bytes, 2, shape, 2, 0, d, 10, sr), 0);
+		EXPECT_EQ(strided_case(s, NULL, a, b, bytes, 4, p, 2, 0, pd, 0, ps), 0);
+		EXPECT_EQ(strided_case(s, cap, a, b, bytes, 4, p, 2, 0, pd, 0, ps), 0);
 	}
 	{
 		uint64_t shape[] = { 4, 64 }, st[] = { 128, 2 }, z[] = { 0, 2 }, big[] = { 1 << 19, 2 };
@@ -345,14 +382,15 @@ TEST(strided_copies_repack_gather_and_refuse)
 			       "overlap");
 		EXPECT_EQ(spyre_memcpy_strided_async(s, 2, shape, 2, NULL, 0, st, a, 0, st),
 			  SPYRE_ERROR_INVALID_ARGUMENT);
-		ASSERT_EQ(spyre_stream_create(dev, 1, &cap), SPYRE_SUCCESS);
+		/* Refused on a capturing stream: refused the same, nothing recorded. */
 		ASSERT_EQ(spyre_stream_begin_capture(cap), SPYRE_SUCCESS);
-		EXPECT_EQ(spyre_memcpy_strided_async(cap, 2, shape, 2, b, 0, st, a, 0, st),
-			  SPYRE_ERROR_CAPTURE);
+		EXPECT_REFUSED(spyre_memcpy_strided_async(cap, 2, shape, 2, b, 0, z, a, 0, st),
+			       "destination stride 0");
 		EXPECT_EQ(spyre_stream_end_capture(cap, &g), SPYRE_SUCCESS);
+		EXPECT_EQ(spyre_graph_num_nodes(g), 0);
 		spyre_graph_destroy(g);
-		spyre_stream_destroy(cap);
 	}
+	spyre_stream_destroy(cap);
 	spyre_stream_destroy(s);
 	spyre_device_close(dev);
 }

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <utility>
+#include <vector>
 
 namespace torch_spyre {
 
@@ -33,6 +34,11 @@ struct pool {
 	std::set<std::pair<uint64_t, uint64_t>> free_small;	/* (bytes, address) */
 	std::set<std::pair<uint64_t, uint64_t>> free_large;
 	memory_stats st{};
+	/* Graphs: blocks allocated while one captures belong to it (a replay
+	 * writes them), so a tensor's free holds them until the graph goes. */
+	uint64_t capturing = 0;				/* the graph capturing, or 0 */
+	std::map<uint64_t, uint64_t> graph_of;		/* block address -> graph */
+	std::map<uint64_t, std::vector<uint64_t>> held;	/* graph -> blocks freed */
 };
 
 std::array<pool, 64> pools;
@@ -118,6 +124,8 @@ uint64_t take(pool &p, c10::DeviceIndex index, uint64_t want)
 		b.bytes = bytes;
 	}
 	b.free = false;
+	if (p.capturing)
+		p.graph_of[addr] = p.capturing;
 	p.st.allocated += b.bytes;
 	if (p.st.allocated > p.st.peak_allocated)
 		p.st.peak_allocated = p.st.allocated;
@@ -170,7 +178,12 @@ void free_device(void *ctx)
 
 	{
 		std::lock_guard<std::mutex> g(p.lock);
-		give_back(p, c->addr);
+		auto owner = p.graph_of.find(c->addr);
+
+		if (owner != p.graph_of.end())
+			p.held[owner->second].push_back(c->addr);
+		else
+			give_back(p, c->addr);
 	}
 	delete c;
 }
@@ -343,6 +356,34 @@ void empty_cache(c10::DeviceIndex index)
 	std::lock_guard<std::mutex> g(p.lock);
 
 	release_cached(p);
+}
+
+void graph_memory_begin(c10::DeviceIndex index, uint64_t graph)
+{
+	pool &p = pool_of(index);
+	std::lock_guard<std::mutex> g(p.lock);
+
+	p.capturing = graph;
+}
+
+void graph_memory_end(c10::DeviceIndex index)
+{
+	pool &p = pool_of(index);
+	std::lock_guard<std::mutex> g(p.lock);
+
+	p.capturing = 0;
+}
+
+void graph_memory_release(c10::DeviceIndex index, uint64_t graph)
+{
+	pool &p = pool_of(index);
+	std::lock_guard<std::mutex> g(p.lock);
+
+	for (auto it = p.graph_of.begin(); it != p.graph_of.end();)
+		it = it->second == graph ? p.graph_of.erase(it) : std::next(it);
+	for (uint64_t addr : p.held[graph])
+		give_back(p, addr);
+	p.held.erase(graph);
 }
 
 } // namespace torch_spyre

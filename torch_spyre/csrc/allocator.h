@@ -49,4 +49,11 @@ void reset_peak(c10::DeviceIndex index);
 /* Give every unused cached buffer of card @index back to the card. */
 void empty_cache(c10::DeviceIndex index);
 
+/* Graph capture (graph.cpp): blocks allocated on card @index between begin
+ * and end belong to @graph (non-zero); freeing their tensors keeps them
+ * until release, when the graph is destroyed. */
+void graph_memory_begin(c10::DeviceIndex index, uint64_t graph);
+void graph_memory_end(c10::DeviceIndex index);
+void graph_memory_release(c10::DeviceIndex index, uint64_t graph);
+
 } // namespace torch_spyre

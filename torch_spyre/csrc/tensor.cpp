@@ -2,8 +2,9 @@
 /*
  * Tensors on the card: creation (empty, empty_strided), views (as_strided,
  * view, _reshape_alias), copies between the CPU and cards (_copy_from),
- * and fill_.  Element moves on the card are libspyre strided copies, so a
- * view of any strides copies without a round trip through the host.
+ * fill_, cat, and index_select along rows (embedding lookups).  Element
+ * moves on the card are libspyre strided copies, so a view of any strides
+ * copies without a round trip through the host.
  */
 #include <ATen/ATen.h>
 #include <ATen/EmptyTensor.h>
@@ -15,6 +16,8 @@
 #include <torch/library.h>
 
 #include "allocator.h"
+#include "fallback.h"
+#include "graph.h"
 #include "ops.h"
 #include "runtime.h"
 #include "tensor.h"
@@ -55,19 +58,34 @@ void card_copy(const at::Tensor &dst, const at::Tensor &src)
 void host_to_card(const at::Tensor &dst, const at::Tensor &src, bool non_blocking)
 {
 	c10::DeviceGuard g(dst.device());
+	c10::DeviceIndex index = dst.device().index();
 	at::Tensor host = src.to(dst.scalar_type()).expand(dst.sizes()).contiguous();
 	at::Tensor target = dst.is_contiguous() ? dst : at::empty(dst.sizes(), dst.options());
 	buffer_ref d = ref_of(target);
-	spyre_stream *s = current_spyre_stream(dst.device().index());
+	spyre_stream *s = current_spyre_stream(index);
+	bool recording = capturing(index);
+
+	/* A graph records copies from pinned memory only, reading it at each
+	 * replay: the values (a mask, a number) go to pinned memory the graph
+	 * keeps. */
+	if (recording && !host.is_pinned()) {
+		at::Tensor staged = at::detail::empty_generic(host.sizes(), pinned_allocator(),
+							      c10::DispatchKeySet(c10::DispatchKey::CPU),
+							      host.scalar_type(), std::nullopt);
+
+		staged.copy_(host);
+		capture_keep(index, staged);
+		host = staged;
+	}
 	bool pinned = host.is_pinned();
 
 	check(spyre_memcpy_htod_async(s, d.buf, d.offset, host.const_data_ptr(), host.nbytes()),
-	      "copying to spyre:" + std::to_string(dst.device().index()));
+	      "copying to spyre:" + std::to_string(index));
 	if (!target.is_same(dst))
 		card_copy(dst, target);
 	/* Pageable memory is read during the call; pinned memory when the stream
-	 * gets there, so a blocking copy waits for it. */
-	if (pinned && !non_blocking)
+	 * gets there, so a blocking copy waits for it (a recording one cannot). */
+	if (pinned && !non_blocking && !recording)
 		check(spyre_stream_synchronize(s), "waiting for a copy to spyre");
 }
 
@@ -171,6 +189,82 @@ at::Tensor &zero(at::Tensor &self)
 	return fill_scalar(self, 0);
 }
 
+/* cat: each input copied into its slice of the result on the card. */
+at::Tensor cat(const at::ITensorListRef &list, int64_t dim)
+{
+	std::vector<at::Tensor> ts;
+
+	for (const at::Tensor &t : list)
+		ts.push_back(t);
+	/* PyTorch skips legacy empty 1-D inputs. */
+	std::vector<at::Tensor> parts;
+	for (const at::Tensor &t : ts)
+		if (!(t.dim() == 1 && t.numel() == 0))
+			parts.push_back(t);
+	bool card = !parts.empty();
+
+	for (const at::Tensor &t : parts)
+		card = card && t.device() == parts[0].device() && t.scalar_type() == parts[0].scalar_type();
+	if (!card)
+		return on_cpu<at::Tensor>("aten::cat", "", at::TensorList(ts), dim);
+	const at::Tensor &first = parts[0];
+	int64_t d = c10::maybe_wrap_dim(dim, first.dim());
+	std::vector<int64_t> shape = first.sizes().vec();
+
+	shape[d] = 0;
+	for (const at::Tensor &t : parts) {
+		TORCH_CHECK(t.dim() == first.dim(), "torch.cat(): tensors must have the same number of ",
+			    "dimensions: got ", first.dim(), " and ", t.dim());
+		for (int64_t i = 0; i < t.dim(); i++)
+			TORCH_CHECK(i == d || t.size(i) == first.size(i), "torch.cat(): sizes of tensors ",
+				    "must match except in dimension ", d, ": expected size ", first.size(i),
+				    " but got size ", t.size(i), " in dimension ", i);
+		shape[d] += t.size(d);
+	}
+	c10::DeviceGuard g(first.device());
+	at::Tensor out = at::empty(shape, first.options());
+	int64_t at_ = 0;
+
+	for (const at::Tensor &t : parts) {
+		card_copy(out.narrow(d, at_, t.size(d)), t);
+		at_ += t.size(d);
+	}
+	return out;
+}
+
+/* index_select along dim 0: the indices read on the host, each run of
+ * consecutive ones one strided copy on the card. */
+at::Tensor index_select(const at::Tensor &self, int64_t dim, const at::Tensor &index)
+{
+	int64_t d = c10::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+
+	if (d != 0 || self.dim() == 0 || index.dim() > 1 ||
+	    (index.scalar_type() != at::kLong && index.scalar_type() != at::kInt) ||
+	    (index.device().type() == kSpyre && index.device() != self.device()))
+		return on_cpu<at::Tensor>("aten::index_select", "", self, dim, index);
+	at::Tensor idx = index.to(at::kCPU, at::kLong).contiguous().view({ -1 });
+	const int64_t *ix = idx.const_data_ptr<int64_t>();
+	int64_t n = idx.numel(), rows = self.size(0);
+	std::vector<int64_t> shape = self.sizes().vec();
+
+	for (int64_t i = 0; i < n; i++)
+		TORCH_CHECK_INDEX(ix[i] >= 0 && ix[i] < rows, "index_select(): index ", ix[i],
+				  " is out of bounds for dimension 0 with size ", rows);
+	shape[0] = n;
+	c10::DeviceGuard g(self.device());
+	at::Tensor out = at::empty(shape, self.options());
+
+	for (int64_t i = 0; i < n;) {
+		int64_t j = i + 1;
+
+		while (j < n && ix[j] == ix[j - 1] + 1)
+			j++;
+		card_copy(out.narrow(0, i, j - i), self.narrow(0, ix[i], j - i));
+		i = j;
+	}
+	return out;
+}
+
 const at::Tensor &resize(const at::Tensor &self, at::IntArrayRef size,
 			 std::optional<at::MemoryFormat> format)
 {
@@ -201,6 +295,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 	m.impl("fill_.Scalar", &fill_scalar);
 	m.impl("zero_", &zero);
 	m.impl("resize_", &resize);
+	m.impl("cat", &cat);
+	m.impl("index_select", &index_select);
 }
 
 } // namespace torch_spyre

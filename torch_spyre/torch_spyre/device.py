@@ -1,5 +1,8 @@
 # SPDX-License-Identifier: MIT
-"""torch.spyre: cards, memory figures and synchronisation (like torch.cuda)."""
+"""torch.spyre: cards, streams and events, memory figures and
+synchronisation (like torch.cuda)."""
+import contextlib
+
 import torch
 
 _ops = torch.ops.spyre
@@ -37,6 +40,16 @@ def _is_in_bad_fork():
     return False
 
 
+def manual_seed(seed):
+    """Seed the current card's generator (torch.manual_seed seeds every card)."""
+    _ops.manual_seed(current_device(), int(seed))
+
+
+def manual_seed_all(seed):
+    for i in range(device_count()):
+        _ops.manual_seed(i, int(seed))
+
+
 def synchronize(device=None):
     _ops.synchronize(_index(device))
 
@@ -66,3 +79,67 @@ def reset_peak_memory_stats(device=None):
 
 def empty_cache(device=None):
     _ops.empty_cache(_index(device))
+
+
+def _stream(triple):
+    stream_id, index, device_type = triple
+    return Stream._wrap(torch.Stream(stream_id=stream_id, device_index=index, device_type=device_type))
+
+
+class Stream(torch.Stream):
+    """A libspyre stream: work queued on it runs in order, streams run
+    concurrently.  ``with stream:`` makes it the current stream."""
+
+    def __new__(cls, device=None, priority=0):
+        index = _index(device)
+        return super().__new__(cls, torch.device("spyre", current_device() if index < 0 else index),
+                               priority=priority)
+
+    @classmethod
+    def _wrap(cls, base):
+        return super().__new__(cls, stream_id=base.stream_id, device_index=base.device_index,
+                               device_type=base.device_type)
+
+    def __enter__(self):
+        self._previous = current_stream(self.device_index)
+        set_stream(self)
+        return self
+
+    def __exit__(self, *exc):
+        set_stream(self._previous)
+
+
+class Event(torch.Event):
+    """A libspyre event; with enable_timing, elapsed_time() reads the card's clock."""
+
+    def __new__(cls, enable_timing=False, blocking=False):
+        return super().__new__(cls, torch.device("spyre", current_device()),
+                               enable_timing=enable_timing, blocking=blocking)
+
+
+def current_stream(device=None):
+    return _stream(_ops.current_stream(_index(device)))
+
+
+def default_stream(device=None):
+    return _stream(_ops.default_stream(_index(device)))
+
+
+def set_stream(stream):
+    if stream.device.type != "spyre":
+        raise ValueError(f"not a spyre stream: {stream}")
+    _ops.set_stream(stream.stream_id, stream.device_index)
+
+
+@contextlib.contextmanager
+def stream(s):
+    """Make ``s`` the current stream of its card in the block."""
+    if s is None:
+        yield
+        return
+    previous = current_stream(s.device_index)
+    set_stream(s)
+    try:
+        yield s
+    finally:
+        set_stream(previous)

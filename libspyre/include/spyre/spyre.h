@@ -381,7 +381,8 @@ spyre_status spyre_memcpy_peer(spyre_buffer *dst, uint64_t dst_offset, spyre_buf
  * 0 is a no-op.  Errors: INVALID_ARGUMENT (NULL, bad ndim or element size,
  * elements past either buffer, a destination stride of 0 on a dimension
  * longer than 1, source and destination ranges of one buffer overlapping),
- * INVALID_HANDLE, DEVICE_LOST, CAPTURE (not capturable yet).
+ * INVALID_HANDLE, DEVICE_LOST.  Capturable (since 0.6): a graph records
+ * the lists and replays them within its one job.
  */
 #define SPYRE_COPY_MAX_DIMS 16
 spyre_status spyre_memcpy_strided_async(spyre_stream *s, uint32_t ndim, const uint64_t *shape,
@@ -497,9 +498,10 @@ spyre_status spyre_kernel_last_profile(spyre_kernel *kernel, spyre_launch_profil
  * Graphs: record a stream's work once, replay it as one submission.
  *
  * Between begin_capture and end_capture, work queued on the stream is
- * recorded instead of run: copies between buffers, copies from/to host
- * pointers inside SPYRE_MEM_HOST mappings (read/written at replay time),
- * fills and kernel launches (arguments snapshotted at capture time).
+ * recorded instead of run: copies between buffers (strided ones too),
+ * copies from/to host pointers inside SPYRE_MEM_HOST mappings
+ * (read/written at replay time), fills and kernel launches (arguments
+ * snapshotted at capture time).
  * Copies from/to other (pageable) host memory, events, waits and
  * synchronisation on a capturing stream return SPYRE_ERROR_CAPTURE.
  * Buffers and kernels a graph uses must stay alive while it is replayed
