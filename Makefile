@@ -484,7 +484,7 @@ check: all debug qtest deb torch
 	@scripts/check.sh
 
 # Benchmarks: a table on stdout, results in build/bench/results.json.
-bench: all $(B)/bench/dma-bench $(B)/bench/engine-bench $(B)/bench/openblas-ref \
+bench: all torch $(B)/bench/dma-bench $(B)/bench/engine-bench $(B)/bench/openblas-ref \
 	$(B)/bench/model-bench $(B)/bench/ops-bench $(B)/bench/launch-bench
 	@scripts/bench.sh
 

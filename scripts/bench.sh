@@ -2,7 +2,8 @@
 # make bench: run every benchmark, print a table, write build/bench/results.json
 # (an array of {"name", "value", "unit"}): the DMA benchmark (QEMU), the
 # engine's host speed against OpenBLAS, the timing model's published cases,
-# and the driver's null-job overhead in the guest.  Rows that compare two
+# the driver's null-job overhead in the guest, and PyTorch on the card
+# (torch.*, in the Debian guest).  Rows that compare two
 # things are medians of interleaved rounds with NAME.min and NAME.max.
 # How cost grows (engine GFLOPS by size, DMA GB/s by size, jobs/s by
 # processes, decoder tokens/s by layers) goes to build/bench/scaling-*.tsv
@@ -103,6 +104,31 @@ with open(jobs_tsv, "w") as f:
     f.write("# processes\tjobs_per_s\n")
     for p in (1, 4, 16, 64):
         f.write(f"{p}\t{d[f'driver.null_jobs_per_s_{p}p']:.1f}\n")
+with open(results, "w") as f:
+    json.dump(rows, f, indent=2)
+    f.write("\n")
+PY
+# PyTorch on the card, in the Debian guest with make deb's and make torch's
+# packages: torch.dispatch_overhead_us (a tiny op from PyTorch against the
+# same libspyre launch from C) and the GPT example's compiled/eager
+# speedups (torch.graph_vs_eager_prefill, torch.graph_vs_eager_decode).
+torch_share=$(mktemp -d)
+trap 'rm -rf "$torch_share"' EXIT
+cp $(ls "$SPYRE_BUILD"/deb/*.deb "$SPYRE_BUILD"/deb-torch/python3-torch-spyre_*.deb | grep -v -- -dbgsym_) \
+	"$SPYRE_TOP"/tests/torch/bench-in-guest.sh "$SPYRE_TOP"/tests/torch/dispatch_bench.[cp]* "$torch_share/"
+chmod -R a+rX "$torch_share"
+"$SPYRE_TOP/scripts/build-debian-guest.sh" > "$out/debian-guest.log" 2>&1
+"$SPYRE_TOP/scripts/distro-run.sh" --share "$torch_share" --timeout 2400 -- \
+	"sh $torch_share/bench-in-guest.sh $torch_share" > "$out/torch.log"
+grep -v '^SPYRE-BENCH-JSON ' "$out/torch.log"
+python3 - "$out/results.json" "$out/torch.log" <<'PY'
+import json, sys
+results, log = sys.argv[1:]
+with open(results) as f:
+    rows = json.load(f)
+for line in open(log):
+    if line.startswith("SPYRE-BENCH-JSON "):
+        rows += json.loads(line[len("SPYRE-BENCH-JSON "):])
 with open(results, "w") as f:
     json.dump(rows, f, indent=2)
     f.write("\n")

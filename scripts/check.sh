@@ -6,7 +6,7 @@ set -uo pipefail
 . "$(dirname "$0")/common.sh"
 
 B=${SPYRE_BUILD:-$SPYRE_TOP/build}
-suites=${SPYRE_SUITES:-host qtest kunit vm vm-debug distro}
+suites=${SPYRE_SUITES:-host qtest kunit vm vm-debug distro torch}
 tap=$SPYRE_TOP/tests/lib/tap-summary.sh
 counts_dir=$(mktemp -d)
 trap 'rm -rf "$counts_dir"' EXIT
@@ -127,6 +127,11 @@ suite_vm-debug() {
 # distro: the Debian packages (make deb) installed in the Debian 13 guest
 # the way a user installs them: apt, DKMS, udev, users (tests/distro/).
 suite_distro() { "$SPYRE_TOP/tests/distro/run.sh" "$B"; }
+
+# torch: python3-torch-spyre (make torch) with the four packages in the
+# Debian 13 guest, two cards: ops against the CPU, allocator, streams,
+# torch.compile, the GPT example, misuse (tests/torch/).
+suite_torch() { "$SPYRE_TOP/tests/torch/run.sh" "$B"; }
 
 run_tap_suite() {	# name
 	echo "== suite $1"

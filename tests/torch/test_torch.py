@@ -46,7 +46,7 @@ def tap(name, fn):
 def close(got, want, dtype, what=""):
     rtol, atol = TOL[dtype]
     got = got.cpu().float()
-    want = want.float().to(dtype).float()
+    want = want.cpu().float().to(dtype).float()
     assert got.shape == want.shape, f"{what} shape {tuple(got.shape)}, expected {tuple(want.shape)}"
     if not torch.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
         err = (got - want).abs().max().item()
@@ -308,6 +308,93 @@ def streams():
 
 
 tap("streams: two streams ordered by an event; elapsed_time; synchronize", streams)
+
+
+def jobs_submitted():
+    """SUBMIT calls of this process's card files (the driver's fdinfo)."""
+    total = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}").startswith("/dev/accel/"):
+                with open(f"/proc/self/fdinfo/{fd}") as f:
+                    total += sum(int(line.split()[1]) for line in f
+                                 if line.startswith("spyre-jobs-submitted:"))
+        except OSError:
+            continue
+    return total
+
+
+def compiled_replay():
+    import torch_spyre.compile as sc
+    w1, w2 = card(rand(128, 64)), card(rand(64, 128))
+
+    def mlp(x):
+        return F.linear(F.silu(F.linear(x, w1)), w2) * 0.5 + x
+
+    f = torch.compile(mlp, backend="spyre", dynamic=False)
+    xs = [card(rand(16, 64)) for _ in range(4)]
+    with torch.no_grad():
+        outs = [f(x) for x in xs]           # compile + eager, record + replay, replay, replay
+        torch.spyre.synchronize()
+        j0 = jobs_submitted()
+        y = f(xs[0])
+        torch.spyre.synchronize()
+        compiled_jobs = jobs_submitted() - j0
+        j0 = jobs_submitted()
+        want = mlp(xs[0])
+        torch.spyre.synchronize()
+        eager_jobs = jobs_submitted() - j0
+    for x, out in zip(xs, outs):
+        close(out, mlp(x), torch.float32, "compiled mlp")
+    close(y, want, torch.float32, "compiled mlp")
+    assert sc.stats["replays"] >= 3 and sc.stats["captures"] >= 1, sc.stats
+    # The input copied into the graph's own, ONE submission for the whole
+    # graph, the output copied out.
+    print(f"  # jobs per call: compiled {compiled_jobs} (copy in, replay, copy out), eager {eager_jobs}")
+    assert compiled_jobs == 3, f"a compiled call submitted {compiled_jobs} jobs, not 3"
+    assert eager_jobs > compiled_jobs
+
+
+tap("torch.compile(backend='spyre'): replay is one submission per call (fdinfo)", compiled_replay)
+
+
+def compiled_falls_back():
+    def f(x):
+        return torch.cumsum(x * 2, 0) + 1     # cumsum runs on the CPU: not recordable
+    g = torch.compile(f, backend="spyre", dynamic=False)
+    x = card(rand(8, 32))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        outs = [g(x) for _ in range(3)]
+    for out in outs:
+        close(out, f(x.cpu()), torch.float32, "eager fallback")
+    msgs = [str(m.message) for m in w if "cannot be recorded" in str(m.message)]
+    assert len(msgs) == 1, f"expected one warning, got {msgs}"
+    print(f"  # {msgs[0][:200]}")
+
+
+tap("torch.compile falls back to eager on what it cannot record, saying so once", compiled_falls_back)
+
+
+def two_cards():
+    if torch.spyre.device_count() < 2:
+        raise AssertionError("the suite boots two cards; this process sees "
+                             f"{torch.spyre.device_count()}")
+    x = rand(33, 64)
+    a = x.to("spyre:1")
+    assert a.device == torch.device("spyre", 1)
+    close(a @ a.t(), x @ x.t(), torch.float32, "matmul on spyre:1")
+    b = a.to("spyre:0")
+    assert b.device == torch.device("spyre", 0) and torch.equal(b.cpu(), x)
+    try:
+        a + b
+    except RuntimeError as e:
+        assert "same device" in str(e), str(e)
+    else:
+        raise AssertionError("spyre:0 + spyre:1 did not raise")
+
+
+tap("two cards: spyre:1 computes, copies between cards, mixing them raises", two_cards)
 
 
 def device_gone():

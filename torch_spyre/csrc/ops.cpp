@@ -401,13 +401,19 @@ at::Tensor softmax_op(const at::Tensor &x, int64_t dim, bool half_to_float)
 	return y;
 }
 
-bool wants_grad(std::initializer_list<at::Tensor> ts)
+/* Whether a composite op must decompose instead: gradients are wanted
+ * (autograd sees the pieces), or a tensor is a tracing one (dynamo's fake
+ * tensors, a Python subclass: no card memory behind it). */
+bool decompose(std::initializer_list<at::Tensor> ts)
 {
-	if (!at::GradMode::is_enabled())
-		return false;
-	for (const at::Tensor &t : ts)
-		if (t.defined() && t.requires_grad())
+	bool grad = at::GradMode::is_enabled();
+
+	for (const at::Tensor &t : ts) {
+		if (!t.defined())
+			continue;
+		if ((grad && t.requires_grad()) || t.key_set().has(c10::DispatchKey::Python))
 			return true;
+	}
 	return false;
 }
 
@@ -425,7 +431,7 @@ at::Tensor layer_norm_op(const at::Tensor &x, c10::SymIntArrayRef shape,
 	at::Tensor w = weight.value_or(at::Tensor()), b = bias.value_or(at::Tensor());
 
 	same_card("aten::layer_norm", { x, w, b });
-	if (wants_grad({ x, w, b }) || !on_card(x) || !card_type(x) || shape.size() != 1 ||
+	if (decompose({ x, w, b }) || !on_card(x) || !card_type(x) || shape.size() != 1 ||
 	    x.dim() == 0 || !x.numel() || !norm_param_ok(x, weight) || !norm_param_ok(x, bias))
 		return at::compositeimplicitautograd::layer_norm_symint(x, shape, weight, bias, eps, cudnn);
 	c10::DeviceGuard g(x.device());
@@ -451,7 +457,7 @@ at::Tensor rms_norm_op(const at::Tensor &x, c10::SymIntArrayRef shape,
 	at::Tensor w = weight.value_or(at::Tensor());
 
 	same_card("aten::rms_norm", { x, w });
-	if (wants_grad({ x, w }) || !on_card(x) || !card_type(x) || shape.size() != 1 ||
+	if (decompose({ x, w }) || !on_card(x) || !card_type(x) || shape.size() != 1 ||
 	    x.dim() == 0 || !x.numel() || !norm_param_ok(x, weight))
 		return at::compositeimplicitautograd::rms_norm_symint(x, shape, weight, eps);
 	c10::DeviceGuard g(x.device());
@@ -487,7 +493,7 @@ at::Tensor sdpa_op(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v
 	at::Tensor m = mask.value_or(at::Tensor());
 
 	same_card("aten::scaled_dot_product_attention", { q, k, v, m });
-	bool card = !wants_grad({ q, k, v, m }) && dropout == 0.0 && on_card(q) && card_type(q) &&
+	bool card = !decompose({ q, k, v, m }) && dropout == 0.0 && on_card(q) && card_type(q) &&
 		    q.dim() == 4 && k.dim() == 4 && v.dim() == 4 &&
 		    k.scalar_type() == q.scalar_type() && v.scalar_type() == q.scalar_type() &&
 		    q.size(0) == k.size(0) && k.size(0) == v.size(0) && q.size(3) == k.size(3) &&

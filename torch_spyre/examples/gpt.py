@@ -8,19 +8,23 @@ speedups.
 
   python3 gpt.py                 # the timings
   python3 gpt.py --check --tap   # also: logits equal the CPU's (TAP)
+  python3 gpt.py --json          # also: the figures as JSON (make bench)
 
 Installed by python3-torch-spyre as /usr/share/torch-spyre/examples/gpt.py;
 docs/torch.md describes it.
 """
 import argparse
+import json
 import math
+import os
 import sys
 import time
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-import torch_spyre  # noqa: F401
+import torch_spyre
+import torch_spyre.compile
 
 
 class Config:
@@ -125,23 +129,35 @@ class GPT(nn.Module):
 
 
 def generate(model, prompt, steps, device):
-    """Greedy decoding: the prefill's logits, then each step's."""
+    """Greedy decoding: the prefill's logits, then each step's, and the
+    seconds the prefill and the decode steps took (each step ends reading
+    its token on the host, which waits for the card)."""
     caches = [[None, None] for _ in model.blocks]
     t = prompt.shape[1]
+    t0 = time.perf_counter()
     logits = [model(prompt.to(device), model.cos[:t], model.sin[:t], caches)]
     token = logits[-1][:, -1].cpu().argmax(-1, keepdim=True)
+    t1 = time.perf_counter()
     for pos in range(t, t + steps):
         logits.append(model(token.to(device), model.cos[pos:pos + 1], model.sin[pos:pos + 1], caches))
         token = logits[-1][:, -1].cpu().argmax(-1, keepdim=True)
-    return [x.cpu() for x in logits]
+    t2 = time.perf_counter()
+    return [x.cpu() for x in logits], t1 - t0, t2 - t1
 
 
-def timed(fn):
-    torch.spyre.synchronize()
-    t0 = time.perf_counter()
-    out = fn()
-    torch.spyre.synchronize()
-    return out, time.perf_counter() - t0
+def jobs_submitted():
+    """SUBMIT calls of this process's card files (the driver's fdinfo)."""
+    total = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if not os.readlink(f"/proc/self/fd/{fd}").startswith("/dev/accel/"):
+                continue
+            with open(f"/proc/self/fdinfo/{fd}") as f:
+                total += sum(int(line.split()[1]) for line in f
+                             if line.startswith("spyre-jobs-submitted:"))
+        except OSError:
+            continue
+    return total
 
 
 def main():
@@ -150,6 +166,8 @@ def main():
     ap.add_argument("--steps", type=int, default=8, help="decoded tokens (default 8)")
     ap.add_argument("--check", action="store_true", help="compare the logits with the CPU's")
     ap.add_argument("--tap", action="store_true", help="print the checks as TAP")
+    ap.add_argument("--json", action="store_true",
+                    help="also print the figures as one SPYRE-BENCH-JSON line (make bench)")
     args = ap.parse_args()
 
     torch.manual_seed(0)
@@ -162,24 +180,53 @@ def main():
     checks = []
 
     with torch.no_grad():
-        generate(model, prompt, 1, "spyre")            # warm: programs generated, cached
-        eager, t_eager = timed(lambda: generate(model, prompt, args.steps, "spyre"))
-        _, t_prefill = timed(lambda: model(prompt.to("spyre"), model.cos[:args.prompt],
-                                           model.sin[:args.prompt]))
+        generate(model, prompt, args.steps, "spyre")    # warm: the op library's programs
+        jobs0 = jobs_submitted()
+        eager, eager_pre, eager_dec = generate(model, prompt, args.steps, "spyre")
+        jobs_eager = jobs_submitted() - jobs0
+        # Compiled: one recording per input shape (every decode step has its
+        # own, the cache growing), so dynamo keeps one graph per step.
+        torch._dynamo.config.cache_size_limit = max(64, 2 * args.steps + 8)
+        compiled = torch.compile(model, backend="spyre", dynamic=False)
+        for _ in range(2):                              # compile, then record
+            generate(compiled, prompt, args.steps, "spyre")
+        jobs0 = jobs_submitted()
+        graphs, graph_pre, graph_dec = generate(compiled, prompt, args.steps, "spyre")
+        jobs_compiled = jobs_submitted() - jobs0
         if args.check:
-            want = generate(cpu_model, prompt, args.steps, "cpu")
+            want, _, _ = generate(cpu_model, prompt, args.steps, "cpu")
             # fp32 on the card; the difference is summation order (docs/torch.md).
-            for i, (got, ref) in enumerate(zip(eager, want)):
-                err = (got - ref).abs().max().item()
-                name = "prefill" if i == 0 else f"decode step {i}"
-                checks.append((f"eager {name} logits equal the CPU's (max |error| {err:.2e})",
-                               torch.allclose(got, ref, rtol=2e-3, atol=2e-3)))
-            same = all(torch.equal(g[:, -1].argmax(-1), r[:, -1].argmax(-1)) for g, r in zip(eager, want))
-            checks.append(("eager greedy tokens equal the CPU's", same))
+            for how, got_all in (("eager", eager), ("compiled", graphs)):
+                for i, (got, ref) in enumerate(zip(got_all, want)):
+                    err = (got - ref).abs().max().item()
+                    name = "prefill" if i == 0 else f"decode step {i}"
+                    checks.append((f"{how} {name} logits equal the CPU's (max |error| {err:.2e})",
+                                   torch.allclose(got, ref, rtol=2e-3, atol=2e-3)))
+                same = all(torch.equal(g[:, -1].argmax(-1), r[:, -1].argmax(-1))
+                           for g, r in zip(got_all, want))
+                checks.append((f"{how} greedy tokens equal the CPU's", same))
+            st = torch_spyre.compile.stats
+            checks.append((f"compiled calls replayed graphs ({st['replays']} replays, "
+                           f"{st['captures']} recordings, {st['eager_parts']} parts left eager)",
+                           st["replays"] > 0 and st["eager_parts"] == 0))
+            checks.append((f"compiled generation submits fewer jobs: {jobs_compiled} vs eager "
+                           f"{jobs_eager}", 0 < jobs_compiled < jobs_eager))
 
-    decode_s = max(t_eager - t_prefill, 1e-9)
-    print(f"# eager: prefill {args.prompt / t_prefill:.1f} tokens/s, "
-          f"decode {args.steps / decode_s:.2f} tokens/s")
+    for how, pre, dec in (("eager", eager_pre, eager_dec), ("compiled", graph_pre, graph_dec)):
+        print(f"# {how}: prefill {args.prompt / pre:.1f} tokens/s, decode {args.steps / dec:.2f} tokens/s")
+    print(f"# compiled/eager: prefill {eager_pre / graph_pre:.2f}x, decode {eager_dec / graph_dec:.2f}x; "
+          f"jobs per generation (1 prefill + {args.steps} decode calls): eager {jobs_eager}, "
+          f"compiled {jobs_compiled}")
+    if args.json:
+        rows = [("torch.graph_vs_eager_prefill", eager_pre / graph_pre, "x (goal >= 1.7)"),
+                ("torch.graph_vs_eager_decode", eager_dec / graph_dec, "x (goal >= 2.4)"),
+                ("torch.gpt_prefill_tokens_per_s_eager", args.prompt / eager_pre, "tokens/s"),
+                ("torch.gpt_prefill_tokens_per_s_compiled", args.prompt / graph_pre, "tokens/s"),
+                ("torch.gpt_decode_tokens_per_s_eager", args.steps / eager_dec, "tokens/s"),
+                ("torch.gpt_decode_tokens_per_s_compiled", args.steps / graph_dec, "tokens/s"),
+                ("torch.gpt_jobs_eager", jobs_eager, "jobs/generation"),
+                ("torch.gpt_jobs_compiled", jobs_compiled, "jobs/generation")]
+        print("SPYRE-BENCH-JSON " + json.dumps([{"name": n, "value": v, "unit": u} for n, v, u in rows]))
     if args.tap:
         for i, (name, ok) in enumerate(checks, 1):
             print(f"{'ok' if ok else 'not ok'} {i} - {name}")
