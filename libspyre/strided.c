@@ -5,7 +5,9 @@
  * scatter-gather DMA (SPYRE_OP_DMA_COPY_SG): one list entry per contiguous
  * run, up to SPYRE_SG_MAX_ENTRIES entries per job.  Dimensions that are
  * contiguous on both sides are merged first, so a dense copy is one run and
- * padding rows (the op library's stick layout) is one run per row.
+ * padding rows (the op library's stick layout) is one run per row.  Row
+ * gathers (an embedding lookup) are the same lists with one run per range
+ * of consecutive rows.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -193,5 +195,97 @@ SPYRE_EXPORT spyre_status spyre_memcpy_strided_async(spyre_stream *s, uint32_t n
 	if (st == SPYRE_SUCCESS)
 		st = queue_runs(s, &p, dst, dst_offset, dext, src, src_offset, sext);
 	pthread_mutex_unlock(&s->lock);
+	return spyre_done(st);
+}
+
+/* Queue @n entries (src, dst, bytes) of @sg as one job; extents for faults. */
+static spyre_status queue_list(spyre_stream *s, spyre_buffer *dst, uint64_t doff,
+			       spyre_buffer *src, uint64_t soff, uint64_t ext, const uint64_t *sg,
+			       uint32_t n, uint64_t bytes)
+{
+	spyre_buffer *bufs[2] = { src, dst };
+	struct spyre_node node = {
+		.kind = NODE_COPY_SG, .a0 = src->gem.va + soff, .a1 = dst->gem.va + doff,
+		.a2 = ext, .nsg = n, .sg = sg, .bytes = bytes, .name = "row gather",
+	};
+	uint64_t point;
+
+	return spyre_queue_node(s, &node, bufs, src == dst ? 1 : 2, -1, NULL, &point);
+}
+
+SPYRE_EXPORT spyre_status spyre_memcpy_gather_async(spyre_stream *s, spyre_buffer *dst,
+						    uint64_t dst_offset, spyre_buffer *src,
+						    uint64_t src_offset, uint64_t src_rows,
+						    uint64_t row_bytes, uint64_t count,
+						    const uint64_t *rows)
+{
+	spyre_status st = spyre_handle_check(s, SPYRE_KIND_STREAM, "stream");
+	uint64_t sext, dext, *sg = NULL;
+	uint32_t n = 0;
+
+	if (st != SPYRE_SUCCESS)
+		return spyre_done(st);
+	if (!dst || !src || (count && !rows))
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "%s is NULL",
+				       !dst ? "destination buffer" : !src ? "source buffer" : "rows");
+	if (!count)
+		return SPYRE_SUCCESS;
+	if (!row_bytes)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT, "row_bytes is 0");
+	for (uint64_t i = 0; i < count; i++)
+		if (rows[i] >= src_rows)
+			return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+					       "rows[%llu] is %llu: the source has %llu rows",
+					       (unsigned long long)i, (unsigned long long)rows[i],
+					       (unsigned long long)src_rows);
+	st = spyre_check_buffer(s, dst, "destination buffer");
+	if (st == SPYRE_SUCCESS)
+		st = spyre_check_buffer(s, src, "source buffer");
+	if (st != SPYRE_SUCCESS)
+		return st;
+	if (__builtin_mul_overflow(src_rows, row_bytes, &sext) || src_offset > src->bytes ||
+	    sext > src->bytes - src_offset)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+				       "%llu source rows of %llu bytes reach past its %llu-byte "
+				       "buffer (offset %llu)", (unsigned long long)src_rows,
+				       (unsigned long long)row_bytes, (unsigned long long)src->bytes,
+				       (unsigned long long)src_offset);
+	if (__builtin_mul_overflow(count, row_bytes, &dext) || dst_offset > dst->bytes ||
+	    dext > dst->bytes - dst_offset)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+				       "%llu rows of %llu bytes reach past the %llu-byte destination "
+				       "buffer (offset %llu)", (unsigned long long)count,
+				       (unsigned long long)row_bytes, (unsigned long long)dst->bytes,
+				       (unsigned long long)dst_offset);
+	if (src == dst && dst_offset < src_offset + sext && src_offset < dst_offset + dext)
+		return spyre_set_error(SPYRE_ERROR_INVALID_ARGUMENT,
+				       "source and destination ranges overlap");
+	sg = malloc(sizeof(*sg) * 3 * SPYRE_SG_MAX_ENTRIES);
+	if (!sg)
+		return spyre_set_error(SPYRE_ERROR_OUT_OF_MEMORY, "no memory for a copy list");
+	pthread_mutex_lock(&s->lock);
+	st = spyre_stream_enter(s, 1);
+	for (uint64_t i = 0, bytes = 0; st == SPYRE_SUCCESS && i < count; i++) {
+		uint64_t from = src->gem.va + src_offset + rows[i] * row_bytes;
+
+		/* The next row of the source lands next in the destination: one run. */
+		if (n && sg[3 * (n - 1)] + sg[3 * (n - 1) + 2] == from) {
+			sg[3 * (n - 1) + 2] += row_bytes;
+		} else {
+			sg[3 * n] = from;
+			sg[3 * n + 1] = dst->gem.va + dst_offset + i * row_bytes;
+			sg[3 * n + 2] = row_bytes;
+			n++;
+		}
+		bytes += row_bytes;
+		if (n == SPYRE_SG_MAX_ENTRIES || i + 1 == count) {
+			st = queue_list(s, dst, dst_offset, src, src_offset,
+					sext > dext ? sext : dext, sg, n, bytes);
+			n = 0;
+			bytes = 0;
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	free(sg);
 	return spyre_done(st);
 }

@@ -396,6 +396,75 @@ TEST(strided_copies_repack_gather_and_refuse)
 }
 
 /*
+ * Row gathers: rows picked out of order, repeated and consecutive (merged
+ * into one run), queued and replayed from a graph, against the CPU; each
+ * refusal with its message.
+ */
+TEST(row_gathers_pick_rows_and_refuse)
+{
+	enum { ROWS = 100, ROW = 96, N = 9 };
+	const uint64_t rows[N] = { 5, 6, 7, 0, 99, 3, 3, 42, 43 };
+	spyre_device *dev = open_dev();
+	spyre_stream *s = NULL, *cap = NULL;
+	spyre_buffer *a = NULL, *b = NULL;
+	uint8_t *src = malloc(ROWS * ROW), *got = malloc(N * ROW);
+
+	ASSERT_TRUE(dev && src && got);
+	ASSERT_EQ(spyre_stream_create(dev, 1, &s), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_stream_create(dev, 1, &cap), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_buffer_alloc(dev, 1 << 16, 0, &a), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_buffer_alloc(dev, 1 << 16, 0, &b), SPYRE_SUCCESS);
+	fill_pattern(src, ROWS * ROW, 3);
+	ASSERT_EQ(spyre_memcpy_htod(a, 256, src, ROWS * ROW), SPYRE_SUCCESS);
+	for (int replay = 0; replay < 2; replay++) {
+		spyre_graph *g = NULL;
+		spyre_graph_exec *e = NULL;
+		int bad = 0;
+
+		ASSERT_EQ(spyre_memset64(b, 0, 0x5a5a5a5a5a5a5a5aULL, 1 << 16), SPYRE_SUCCESS);
+		if (replay) {
+			ASSERT_EQ(spyre_stream_begin_capture(cap), SPYRE_SUCCESS);
+			EXPECT_EQ(spyre_memcpy_gather_async(cap, b, 128, a, 256, ROWS, ROW, N, rows),
+				  SPYRE_SUCCESS);
+			ASSERT_EQ(spyre_stream_end_capture(cap, &g), SPYRE_SUCCESS);
+			EXPECT_EQ(spyre_graph_num_nodes(g), 1);
+			ASSERT_EQ(spyre_graph_instantiate(g, &e), SPYRE_SUCCESS);
+			spyre_graph_destroy(g);
+			EXPECT_EQ(spyre_graph_launch(e, s), SPYRE_SUCCESS);
+		} else {
+			EXPECT_EQ(spyre_memcpy_gather_async(s, b, 128, a, 256, ROWS, ROW, N, rows),
+				  SPYRE_SUCCESS);
+		}
+		EXPECT_EQ(spyre_stream_synchronize(s), SPYRE_SUCCESS);
+		spyre_graph_exec_destroy(e);
+		ASSERT_EQ(spyre_memcpy_dtoh(got, b, 128, N * ROW), SPYRE_SUCCESS);
+		for (int i = 0; i < N; i++)
+			bad += memcmp(got + i * ROW, src + rows[i] * ROW, ROW) != 0;
+		EXPECT_EQ(bad, 0);
+	}
+	{
+		const uint64_t past[] = { 1, 100 };
+
+		EXPECT_REFUSED(spyre_memcpy_gather_async(s, b, 0, a, 256, ROWS, ROW, 2, past),
+			       "rows[1] is 100: the source has 100 rows");
+		EXPECT_REFUSED(spyre_memcpy_gather_async(s, b, 0, a, 256, ROWS, 0, 2, rows),
+			       "row_bytes is 0");
+		EXPECT_REFUSED(spyre_memcpy_gather_async(s, b, 0, a, 256, 1000, ROW, 2, rows),
+			       "source rows");
+		EXPECT_REFUSED(spyre_memcpy_gather_async(s, b, (1 << 16) - ROW, a, 0, ROWS, ROW, 2,
+							 rows), "destination buffer");
+		EXPECT_REFUSED(spyre_memcpy_gather_async(s, a, 512, a, 256, ROWS, ROW, 2, rows),
+			       "overlap");
+		EXPECT_REFUSED(spyre_memcpy_gather_async(s, b, 0, a, 0, ROWS, ROW, 2, NULL), "rows");
+	}
+	free(src);
+	free(got);
+	spyre_stream_destroy(cap);
+	spyre_stream_destroy(s);
+	spyre_device_close(dev);
+}
+
+/*
  * A buffer freed while queued work still reads it: the free waits for that
  * work, so a buffer allocated right after (which may get the same device
  * addresses) is not what the queued copies read, and nothing faults.

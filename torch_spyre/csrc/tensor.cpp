@@ -232,8 +232,9 @@ at::Tensor cat(const at::ITensorListRef &list, int64_t dim)
 	return out;
 }
 
-/* index_select along dim 0: the indices read on the host, each run of
- * consecutive ones one strided copy on the card. */
+/* index_select along dim 0 (an embedding lookup): the indices read on the
+ * host, the rows gathered by one libspyre row gather (a strided source:
+ * one strided copy per run of consecutive indices). */
 at::Tensor index_select(const at::Tensor &self, int64_t dim, const at::Tensor &index)
 {
 	int64_t d = c10::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
@@ -254,6 +255,19 @@ at::Tensor index_select(const at::Tensor &self, int64_t dim, const at::Tensor &i
 	c10::DeviceGuard g(self.device());
 	at::Tensor out = at::empty(shape, self.options());
 
+	if (!out.numel())
+		return out;
+	if (self.is_contiguous()) {
+		uint64_t row = static_cast<uint64_t>(self.numel() / rows) * self.element_size();
+		buffer_ref s = ref_of(self), o = ref_of(out);
+
+		check(spyre_memcpy_gather_async(current_spyre_stream(self.device().index()), o.buf,
+						o.offset, s.buf, s.offset, static_cast<uint64_t>(rows),
+						row, static_cast<uint64_t>(n),
+						reinterpret_cast<const uint64_t *>(ix)),
+		      "index_select on spyre:" + std::to_string(self.device().index()));
+		return out;
+	}
 	for (int64_t i = 0; i < n;) {
 		int64_t j = i + 1;
 

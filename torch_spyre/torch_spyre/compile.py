@@ -5,7 +5,7 @@ recorded as libspyre graphs and replayed with one submission per call.
 The FX graph is split where work needs the host in the middle (an embedding
 lookup reads its indices on the host): those parts run eagerly, the rest
 are captured.  A captured part, per input shapes:
-  1st call   runs eagerly and notes where its inputs live;
+  1st call   runs eagerly and notes where its inputs live (holding them);
   2nd call   inputs still at the same place (weights, constant tables) are
              used in place; the others get private copies; the part is
              recorded on the card's capture stream (a libspyre graph);
@@ -99,7 +99,7 @@ class _CapturedPart(torch.nn.Module):
     def __init__(self, part, name):
         super().__init__()
         self.part, self.name = part, name
-        self.seen = {}          # signature -> where the inputs were at the first call
+        self.seen = {}          # signature -> the first call's inputs and where they were
         self.recorded = {}      # signature -> _Recorded
         self.eager = False
 
@@ -116,12 +116,13 @@ class _CapturedPart(torch.nn.Module):
                 return out
             rec.destroy()
             del self.recorded[key]
-            self.seen.pop(key, None)
         if key not in self.seen:
-            self.seen[key] = [_where(a) for a in args]
+            # The first call's inputs are held until the second: an input at
+            # the same address then is the same memory, not a reuse of it.
+            self.seen[key] = [(_where(a), a) for a in args]
             stats["eager_calls"] += 1
             return self.part(*args)
-        rec = self._record(args, self.seen[key])
+        rec = self._record(args, [where for where, _ in self.seen.pop(key)])
         if rec is None:
             stats["eager_calls"] += 1
             return self.part(*args)

@@ -391,6 +391,22 @@ spyre_status spyre_memcpy_strided_async(spyre_stream *s, uint32_t ndim, const ui
 					spyre_buffer *src, uint64_t src_offset,
 					const uint64_t *src_strides);
 
+/*
+ * Row gathers (since 0.6): for i < @count, the @row_bytes bytes at @src +
+ * @src_offset + rows[i] * @row_bytes go to @dst + @dst_offset + i *
+ * @row_bytes: an embedding lookup, a cache reordered.  @src holds
+ * @src_rows rows from @src_offset; consecutive source rows landing next to
+ * each other are one run of the card's scatter-gather DMA (up to 4096 runs
+ * a job).  Capturable like any copy (the indices are read at the call).
+ * Errors: INVALID_ARGUMENT (NULL, row_bytes 0, an index at or past
+ * @src_rows (naming it), either range past its buffer, source and
+ * destination ranges of one buffer overlapping), INVALID_HANDLE,
+ * DEVICE_LOST.
+ */
+spyre_status spyre_memcpy_gather_async(spyre_stream *s, spyre_buffer *dst, uint64_t dst_offset,
+				       spyre_buffer *src, uint64_t src_offset, uint64_t src_rows,
+				       uint64_t row_bytes, uint64_t count, const uint64_t *rows);
+
 /* ------------------------------------------------------------------------
  * Events: points in a stream, timed by the card's clock.
  * ------------------------------------------------------------------------ */
