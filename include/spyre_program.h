@@ -126,6 +126,7 @@
 #define SPK_OPC_REDUCE_SUM		0x20
 #define SPK_OPC_REDUCE_MAX		0x21
 #define SPK_OPC_SOFTMAX			0x30
+#define SPK_OPC_LOG_SOFTMAX		0x33	/* x - max - log(sum(exp(x - max))) */
 #define SPK_OPC_LAYERNORM		0x31	/* eps = imm0; optional gamma, beta rows */
 #define SPK_OPC_RMSNORM			0x32	/* eps = imm0; optional gamma row */
 #define SPK_OPC_MATMUL			0x40
@@ -152,7 +153,7 @@ static inline int spk_op_inputs(unsigned opcode, unsigned *min_in, unsigned *max
 	case SPK_OPC_COPY: case SPK_OPC_SCALE: case SPK_OPC_RELU: case SPK_OPC_GELU:
 	case SPK_OPC_SILU: case SPK_OPC_EXP: case SPK_OPC_RSQRT:
 	case SPK_OPC_REDUCE_SUM: case SPK_OPC_REDUCE_MAX: case SPK_OPC_SOFTMAX:
-	case SPK_OPC_TRANSPOSE:
+	case SPK_OPC_LOG_SOFTMAX: case SPK_OPC_TRANSPOSE:
 		*min_in = *max_in = 1;
 		return 1;
 	case SPK_OPC_ADD: case SPK_OPC_SUB: case SPK_OPC_MUL: case SPK_OPC_MAX:

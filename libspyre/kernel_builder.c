@@ -263,7 +263,8 @@ SPYRE_EXPORT spyre_status spyre_kernel_builder_add_op(spyre_kernel_builder *buil
 	if (op->flags & ~SPK_OPF_ALL)
 		FAIL("core %u op %u: flags 0x%x has undefined bits", core, idx, op->flags);
 	if ((op->flags & SPK_OPF_ACROSS) && op->opcode != SPK_OPC_REDUCE_SUM &&
-	    op->opcode != SPK_OPC_REDUCE_MAX && op->opcode != SPK_OPC_SOFTMAX)
+	    op->opcode != SPK_OPC_REDUCE_MAX && op->opcode != SPK_OPC_SOFTMAX &&
+	    op->opcode != SPK_OPC_LOG_SOFTMAX)
 		FAIL("core %u op %u: flags SPK_OPF_ACROSS is only for reductions and softmax",
 		     core, idx);
 	while (n < 3 && op->in[n] != SPK_NONE)

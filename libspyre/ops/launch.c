@@ -214,7 +214,7 @@ static spyre_status generate(const struct op_key *k, struct ops_plan *plan)
 	case OPS_K_NORM:
 		return ops_gen_norm(k->sub, &l[0], OPT(1), OPT(2), k->imm, &l[3], plan);
 	case OPS_K_SOFTMAX:
-		return ops_gen_softmax(&l[0], &l[1], plan);
+		return ops_gen_softmax(&l[0], &l[1], k->sub, plan);
 	case OPS_K_MLP:
 		return ops_gen_mlp(&l[0], &l[1], (spyre_act)k->act, &l[2], &l[3],
 				   (enum ops_mlp_mode)k->sub, plan);
@@ -517,6 +517,12 @@ SPYRE_EXPORT spyre_status spyre_op_softmax(spyre_stream *s, const spyre_tensor *
 					   spyre_tensor *y)
 {
 	RUN("spyre_op_softmax", OPS_K_SOFTMAX, 0, 0, 0, n_x_y, x, y);
+}
+
+SPYRE_EXPORT spyre_status spyre_op_log_softmax(spyre_stream *s, const spyre_tensor *x,
+					       spyre_tensor *y)
+{
+	RUN("spyre_op_log_softmax", OPS_K_SOFTMAX, 1, 0, 0, n_x_y, x, y);
 }
 
 SPYRE_EXPORT spyre_status spyre_op_layernorm(spyre_stream *s, const spyre_tensor *x,

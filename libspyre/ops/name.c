@@ -98,7 +98,8 @@ void ops_kernel_name(const struct ops_name_args *a, unsigned launch, unsigned la
 	default:	/* softmax, transpose: x, y */
 		dtypes(dt, sizeof(dt), x, slot(a, 1) ? slot(a, 1) : x);
 		n = snprintf(buf, size, "%s %s %s%s",
-			     a->kind == OPS_K_SOFTMAX ? "softmax" : "transpose", shape, dt, tail);
+			     a->kind != OPS_K_SOFTMAX ? "transpose" :
+			     a->sub ? "log_softmax" : "softmax", shape, dt, tail);
 		break;
 	}
 	(void)n;	/* a longer name is cut at size - 1 bytes, still a valid name */

@@ -24,15 +24,15 @@ static spyre_status check_xy(const char *fn, const spyre_layout *x, const spyre_
 	return SPYRE_SUCCESS;
 }
 
-spyre_status ops_gen_softmax(const spyre_layout *x, const spyre_layout *y,
+spyre_status ops_gen_softmax(const spyre_layout *x, const spyre_layout *y, int log,
 			     struct ops_plan *plan)
 {
-	struct rw_spec s = { .fn = "spyre_op_softmax" };
+	struct rw_spec s = { .fn = log ? "spyre_op_log_softmax" : "spyre_op_softmax" };
 	spyre_status st = check_xy(s.fn, x, y);
 
 	if (st)
 		return st;
-	s.opcode = SPK_OPC_SOFTMAX;
+	s.opcode = log ? SPK_OPC_LOG_SOFTMAX : SPK_OPC_SOFTMAX;
 	s.din = x->dtype;
 	s.dout = y->dtype;
 	s.row_elems = ops_last_dim(x);

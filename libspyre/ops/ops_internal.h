@@ -124,8 +124,8 @@ spyre_status ops_gen_matmul(const spyre_layout *a, const spyre_layout *b, spyre_
 /* x, y (y NULL for unary ops), out */
 spyre_status ops_gen_eltwise(spyre_eltwise op, const spyre_layout *x, const spyre_layout *y,
 			     float scale, const spyre_layout *out, struct ops_plan *plan);
-/* x, y */
-spyre_status ops_gen_softmax(const spyre_layout *x, const spyre_layout *y,
+/* x, y; @log: log-softmax (SPK_OPC_LOG_SOFTMAX) */
+spyre_status ops_gen_softmax(const spyre_layout *x, const spyre_layout *y, int log,
 			     struct ops_plan *plan);
 /* x, gamma (if any), beta (if any), y; rms: no beta */
 spyre_status ops_gen_norm(int rms, const spyre_layout *x, const spyre_layout *gamma,

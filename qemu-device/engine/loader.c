@@ -359,7 +359,8 @@ static enum spyre_engine_status check_op_shape(const struct core_program *cp,
                    op->firings, op->row_elems, op->rows);
     }
     if ((op->flags & SPK_OPF_ACROSS) && op->opcode != SPK_OPC_REDUCE_SUM &&
-        op->opcode != SPK_OPC_REDUCE_MAX && op->opcode != SPK_OPC_SOFTMAX) {
+        op->opcode != SPK_OPC_REDUCE_MAX && op->opcode != SPK_OPC_SOFTMAX &&
+        op->opcode != SPK_OPC_LOG_SOFTMAX) {
         FAIL_AT_OP(SPYRE_ENGINE_E_OP, core, idx,
                    "ACROSS on an op that does not reduce");
     }

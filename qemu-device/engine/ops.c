@@ -213,6 +213,38 @@ static void softmax_strided(float *x, uint32_t n, size_t stride, bool simd)
     }
 }
 
+/*
+ * Log-softmax of n values spaced `stride` floats apart, in place: each
+ * minus the log of the sum of exponentials, taken after the max, so no
+ * value underflows to log(0).
+ */
+static void log_softmax_strided(float *x, uint32_t n, size_t stride)
+{
+    float max = x[0], sum = 0, lse;
+
+    for (uint32_t i = 1; i < n; i++) {
+        max = reduce_step(true, max, x[i * stride]);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        sum += vm_expf(x[i * stride] - max);
+    }
+    lse = max + logf(sum);
+    for (uint32_t i = 0; i < n; i++) {
+        x[i * stride] -= lse;
+    }
+}
+
+/* One softmax (or log-softmax) per row, or per lane with ACROSS. */
+static void softmax_group(const struct op_env *env, const struct op_desc *op,
+                          float *x, uint32_t n, size_t stride)
+{
+    if (op->opcode == SPK_OPC_LOG_SOFTMAX) {
+        log_softmax_strided(x, n, stride);
+    } else {
+        softmax_strided(x, n, stride, env->simd);
+    }
+}
+
 static void fire_softmax(const struct op_env *env, const struct op_desc *op,
                          const uint8_t *in, uint8_t *out, float *tmp)
 {
@@ -225,11 +257,11 @@ static void fire_softmax(const struct op_env *env, const struct op_desc *op,
     }
     if (op->flags & SPK_OPF_ACROSS) {
         for (uint32_t i = 0; i < n; i++) {
-            softmax_strided(tmp + i, op->rows, n, env->simd);
+            softmax_group(env, op, tmp + i, op->rows, n);
         }
     } else {
         for (uint32_t r = 0; r < op->rows; r++) {
-            softmax_strided(tmp + (size_t)r * n, n, 1, env->simd);
+            softmax_group(env, op, tmp + (size_t)r * n, n, 1);
         }
     }
     for (uint32_t r = 0; r < op->rows; r++) {
@@ -367,6 +399,7 @@ bool op_fire(const struct op_env *env, const struct op_desc *op,
         }
         return true;
     case SPK_OPC_SOFTMAX:
+    case SPK_OPC_LOG_SOFTMAX:
         fire_softmax(env, op, in[0], out, tmp);
         return true;
     case SPK_OPC_LAYERNORM:

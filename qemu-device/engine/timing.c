@@ -29,6 +29,9 @@ static double sfp_passes(uint8_t opcode)
          * brings the published 512x1024 case (23.67 us) to the model.
          */
         return 8;
+    case SPK_OPC_LOG_SOFTMAX:
+        /* softmax's passes with a log and a subtract for the scale */
+        return 9;
     case SPK_OPC_LAYERNORM:
         return 4;
     case SPK_OPC_RMSNORM:

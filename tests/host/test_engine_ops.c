@@ -352,6 +352,7 @@ static void ref_row_case(const struct row_case *c, float *const in[3], double *r
 		}
 		return;
 	case SPK_OPC_SOFTMAX:
+	case SPK_OPC_LOG_SOFTMAX:
 		for (uint32_t f = 0; f < firings; f++) {
 			uint32_t groups = across ? n : m, len = across ? m : n;
 
@@ -363,8 +364,14 @@ static void ref_row_case(const struct row_case *c, float *const in[3], double *r
 				for (uint32_t i = 0; i < len; i++)
 					sum += exp(in[0][AT(i)] - max);
 				for (uint32_t i = 0; i < len; i++) {
-					ref[AT(i)] = exp(in[0][AT(i)] - max) / sum;
-					scale[AT(i)] = 0;
+					bool log_sm = c->opcode == SPK_OPC_LOG_SOFTMAX;
+
+					ref[AT(i)] = log_sm ? in[0][AT(i)] - max - log(sum) :
+							      exp(in[0][AT(i)] - max) / sum;
+					/* log-softmax subtracts max + log(sum) from x:
+					 * their rounding is the error's scale */
+					scale[AT(i)] = log_sm ? fabs(in[0][AT(i)]) + fabs(max) +
+								fabs(log(sum)) : 0;
 				}
 #undef AT
 			}
@@ -577,6 +584,14 @@ TEST(op_softmax_along) { EXPECT_EQ(check_op_all(SPK_OPC_SOFTMAX, 1, 0, -8, 8, 0,
 TEST(op_softmax_across)
 {
 	EXPECT_EQ(check_op_all(SPK_OPC_SOFTMAX, 1, 0, -8, 8, SPK_OPF_ACROSS, 4), 0);
+}
+TEST(op_log_softmax_along)
+{
+	EXPECT_EQ(check_op_all(SPK_OPC_LOG_SOFTMAX, 1, 0, -8, 8, 0, 1), 0);
+}
+TEST(op_log_softmax_across)
+{
+	EXPECT_EQ(check_op_all(SPK_OPC_LOG_SOFTMAX, 1, 0, -8, 8, SPK_OPF_ACROSS, 4), 0);
 }
 TEST(op_layernorm) { EXPECT_EQ(check_op_all(SPK_OPC_LAYERNORM, 1, 1e-5f, -3, 5, 0, 1), 0); }
 TEST(op_layernorm_gamma_beta)

@@ -632,7 +632,8 @@ TEST(eltwise_rejects_bad_operands)
 	EXPECT_EQ(plan.num_launches, 0);
 }
 
-/* Softmax (kind 0), layernorm (1: gamma and beta; 2: none), rmsnorm (3, 4). */
+/* Softmax (kind 0), layernorm (1: gamma and beta; 2: none), rmsnorm (3, 4),
+ * log-softmax (5). */
 static unsigned check_rownorm(int kind, uint32_t rows, uint32_t n, spyre_dtype din,
 			      spyre_dtype dout)
 {
@@ -656,8 +657,8 @@ static unsigned check_rownorm(int kind, uint32_t rows, uint32_t n, spyre_dtype d
 		ops[nops++] = &b;
 	}
 	ops[nops++] = &y;
-	if (kind == 0)
-		st = ops_gen_softmax(&x.l, &y.l, &plan);
+	if (kind == 0 || kind == 5)
+		st = ops_gen_softmax(&x.l, &y.l, kind == 5, &plan);
 	else
 		st = ops_gen_norm(kind >= 3, &x.l, g.host ? &g.l : NULL, b.host ? &b.l : NULL,
 				  1e-5f, &y.l, &plan);
@@ -690,11 +691,13 @@ static unsigned check_rownorm(int kind, uint32_t rows, uint32_t n, spyre_dtype d
 
 			if (kind == 0)
 				v = exp(xr[i] - mx) / sum;
+			else if (kind == 5)
+				v = xr[i] - mx - log(sum);
 			else if (kind <= 2)
 				v = (xr[i] - mean) / sqrt(var + 1e-5);
 			else
 				v = xr[i] / sqrt(ms + 1e-5);
-			ref[k] = kind == 0 ? v : v * gv + bv;
+			ref[k] = kind == 0 || kind == 5 ? v : v * gv + bv;
 			/* Normalised values: scale 1 (times gamma, plus beta). */
 			scale[k] = kind == 0 ? 1 : (fabs(v) + 1) * fabs(gv) + fabs(bv);
 		}
@@ -719,7 +722,7 @@ TEST(softmax_and_norms_odd_shapes)
 	static const uint32_t shapes[][2] = { { 1, 1 }, { 3, 63 }, { 100, 150 }, { 33, 65 },
 					      { 4099, 7 }, { 2, 4099 } };
 
-	for (int kind = 0; kind <= 4; kind++)
+	for (int kind = 0; kind <= 5; kind++)
 		for (unsigned s = 0; s < 6; s++) {
 			spyre_dtype din = (spyre_dtype)((kind + s) % 3);
 			spyre_dtype dout = (spyre_dtype)((kind + 2 * s + 1) % 3);
@@ -741,7 +744,7 @@ TEST(norms_reject_bad_operands)
 	EXPECT_EQ(ops_gen_norm(1, &x, &g, &g, 1e-5f, &x, &plan), SPYRE_ERROR_INVALID_ARGUMENT);
 	EXPECT_EQ(ops_gen_norm(0, &x, NULL, &g, 1e-5f, &x, &plan), SPYRE_ERROR_INVALID_ARGUMENT);
 	EXPECT_EQ(ops_gen_norm(0, &x, &g, NULL, NAN, &x, &plan), SPYRE_ERROR_INVALID_ARGUMENT);
-	EXPECT_EQ(ops_gen_softmax(&x, &y, &plan), SPYRE_ERROR_INVALID_ARGUMENT);
+	EXPECT_EQ(ops_gen_softmax(&x, &y, 0, &plan), SPYRE_ERROR_INVALID_ARGUMENT);
 	EXPECT_TRUE(strstr(spyre_last_error_detail(), "8x4") != NULL);
 	EXPECT_EQ(plan.num_launches, 0);
 }

@@ -262,7 +262,7 @@ TEST(eltwise_against_cpu)
 	vt_free(&out);
 }
 
-TEST(softmax_layernorm_rmsnorm_against_cpu)
+TEST(softmax_layernorm_rmsnorm_log_softmax_against_cpu)
 {
 	const uint32_t R = 33, N = 150;
 	struct vt x, g, b, y;
@@ -275,10 +275,11 @@ TEST(softmax_layernorm_rmsnorm_against_cpu)
 	ASSERT_EQ(vt_make(&g, lay(SPYRE_DTYPE_BF16, 1, N, 0, 0), 1, 0.5f, 1.5f), 0);
 	ASSERT_EQ(vt_make(&b, lay(SPYRE_DTYPE_BF16, 1, N, 0, 0), 1, -1, 1), 0);
 	ASSERT_EQ(vt_make(&y, lay(SPYRE_DTYPE_FP16, 2, R, N, 0), 0, 0, 0), 0);
-	for (int kind = 0; kind < 3; kind++) {
+	for (int kind = 0; kind < 4; kind++) {
 		spyre_status st = kind == 0 ? spyre_op_softmax(stream, &x.t, &y.t) :
 				  kind == 1 ? spyre_op_layernorm(stream, &x.t, &g.t, &b.t, 1e-5f, &y.t) :
-					      spyre_op_rmsnorm(stream, &x.t, &g.t, 1e-5f, &y.t);
+				  kind == 2 ? spyre_op_rmsnorm(stream, &x.t, &g.t, 1e-5f, &y.t) :
+					      spyre_op_log_softmax(stream, &x.t, &y.t);
 
 		EXPECT_EQ(st, SPYRE_SUCCESS);
 		EXPECT_EQ(spyre_stream_synchronize(stream), SPYRE_SUCCESS);
@@ -300,14 +301,19 @@ TEST(softmax_layernorm_rmsnorm_against_cpu)
 				size_t k = (size_t)r * N + i;
 				double v = kind == 0 ? exp(xr[i] - mx) / sum :
 					   kind == 1 ? (xr[i] - mean) / sqrt(var + 1e-5) :
-						       xr[i] / sqrt(ms + 1e-5);
-				double gv = kind ? g.host[i] : 1, bv = kind == 1 ? b.host[i] : 0;
+					   kind == 2 ? xr[i] / sqrt(ms + 1e-5) :
+						       xr[i] - mx - log(sum);
+				double gv = kind == 1 || kind == 2 ? g.host[i] : 1;
+				double bv = kind == 1 ? b.host[i] : 0;
 
 				ref[k] = v * gv + bv;
-				scale[k] = kind ? (fabs(v) + 1) * fabs(gv) + fabs(bv) : 1;
+				scale[k] = kind == 0 ? 1 :
+					   kind == 3 ? fabs(xr[i]) + fabs(mx) + fabs(log(sum)) :
+						       (fabs(v) + 1) * fabs(gv) + fabs(bv);
 			}
 		}
-		EXPECT_EQ(compare(kind == 0 ? "softmax" : kind == 1 ? "layernorm" : "rmsnorm", &y, ref,
+		EXPECT_EQ(compare(kind == 0 ? "softmax" : kind == 1 ? "layernorm" :
+				  kind == 2 ? "rmsnorm" : "log_softmax", &y, ref,
 				  scale, 0), 0);
 	}
 	free(ref);

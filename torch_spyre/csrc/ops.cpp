@@ -386,19 +386,33 @@ bool last_dim(const at::Tensor &x, int64_t dim)
 	return x.dim() == 0 || c10::maybe_wrap_dim(dim, x.dim()) == x.dim() - 1;
 }
 
-at::Tensor softmax_op(const at::Tensor &x, int64_t dim, bool half_to_float)
+/* softmax or log_softmax over the last dimension. */
+at::Tensor softmax_card(const char *op, bool log, const at::Tensor &x, bool half_to_float)
 {
-	if (!card_type(x) || !last_dim(x, dim) || !x.numel())
-		return on_cpu<at::Tensor>("aten::_softmax", "", x, dim, half_to_float);
 	c10::DeviceGuard g(x.device());
 	at::Tensor y = at::empty(x.sizes(), x.options().dtype(half_to_float ? at::kFloat :
 								   x.scalar_type()));
 	operand a = input_rows(x);
 	output o = output_rows(y);
 
-	check(spyre_op_softmax(stream_for(x), &a.t, &o.t), where("softmax", x));
+	check((log ? spyre_op_log_softmax : spyre_op_softmax)(stream_for(x), &a.t, &o.t),
+	      where(op, x));
 	o.finish();
 	return y;
+}
+
+at::Tensor softmax_op(const at::Tensor &x, int64_t dim, bool half_to_float)
+{
+	if (!card_type(x) || !last_dim(x, dim) || !x.numel())
+		return on_cpu<at::Tensor>("aten::_softmax", "", x, dim, half_to_float);
+	return softmax_card("softmax", false, x, half_to_float);
+}
+
+at::Tensor log_softmax_op(const at::Tensor &x, int64_t dim, bool half_to_float)
+{
+	if (!card_type(x) || !last_dim(x, dim) || !x.numel())
+		return on_cpu<at::Tensor>("aten::_log_softmax", "", x, dim, half_to_float);
+	return softmax_card("log_softmax", true, x, half_to_float);
 }
 
 /* Whether a composite op must decompose instead: gradients are wanted
@@ -525,7 +539,7 @@ at::Tensor sdpa_op(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v
 	}
 	if (m.defined())
 		scores = binary_card("scaled_dot_product_attention", SPYRE_OP_ADD, scores, m);
-	at::Tensor p = softmax_op(scores, -1, false);
+	at::Tensor p = softmax_card("scaled_dot_product_attention", false, scores, false);
 
 	return bmm_op(p.view({ B * H, L, S }), vv).view({ B, H, L, Ev });
 }
@@ -558,6 +572,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 	m.impl("addmm", &addmm_op);
 	m.impl("bmm", &bmm_op);
 	m.impl("_softmax", &softmax_op);
+	m.impl("_log_softmax", &log_softmax_op);
 	m.impl("layer_norm", &layer_norm_op);
 	m.impl("rms_norm", &rms_norm_op);
 	m.impl("scaled_dot_product_attention", &sdpa_op);

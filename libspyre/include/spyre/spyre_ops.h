@@ -154,6 +154,10 @@ spyre_status spyre_op_unary(spyre_stream *s, spyre_eltwise op, const spyre_tenso
 /* Softmax along the last dimension. */
 spyre_status spyre_op_softmax(spyre_stream *s, const spyre_tensor *x, spyre_tensor *y);
 
+/* Log-softmax along the last dimension (since 0.6): x - max - log(sum(exp(x
+ * - max))), finite where softmax underflows to 0. */
+spyre_status spyre_op_log_softmax(spyre_stream *s, const spyre_tensor *x, spyre_tensor *y);
+
 /* Layernorm along the last dim: (x - mean) / sqrt(var + eps) * gamma +
  * beta; gamma and beta (shape: x's last dim) may be NULL. */
 spyre_status spyre_op_layernorm(spyre_stream *s, const spyre_tensor *x,
