@@ -12,4 +12,4 @@ modprobe spyre && udevadm settle || exit 2
 cc -O2 -o /tmp/dispatch_bench "$share/dispatch_bench.c" $(pkg-config --cflags --libs spyre) || exit 2
 c_us=$(su spyre -c "/tmp/dispatch_bench 200") || exit 2
 su - spyre -c "python3 $share/dispatch_bench.py $c_us 200" || exit 2
-su - spyre -c "python3 /usr/share/torch-spyre/examples/gpt.py --json" || exit 2
+su - spyre -c "python3 /usr/share/torch-spyre/examples/gpt.py --json --rounds 5" || exit 2
