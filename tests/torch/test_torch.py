@@ -276,6 +276,20 @@ def out_of_memory():
 tap("card memory exhaustion is torch.OutOfMemoryError with the detail", out_of_memory)
 
 
+def pinned_non_blocking():
+    h = torch.randn(256, 256).pin_memory()
+    assert h.is_pinned(), "pin_memory() did not give pinned memory"
+    d = h.to("spyre", non_blocking=True)
+    back = torch.empty(256, 256).pin_memory()
+    back.copy_(d * 2, non_blocking=True)
+    torch.spyre.synchronize()
+    assert torch.equal(d.cpu(), h), "a non_blocking copy from pinned memory differs"
+    close(back, h * 2, torch.float32, "a non_blocking copy into pinned memory")
+
+
+tap("non_blocking copies with pinned memory (SPYRE_MEM_HOST buffers)", pinned_non_blocking)
+
+
 # ---- streams and events ----
 def streams():
     s1, s2 = torch.spyre.Stream(), torch.spyre.Stream()
