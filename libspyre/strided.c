@@ -115,12 +115,27 @@ static spyre_status check_side(spyre_stream *s, spyre_buffer *b, uint64_t off,
 	return SPYRE_SUCCESS;
 }
 
+/* Queue @n entries (src, dst, bytes) of @sg as one job named @name; @ext,
+ * the larger side's extent from the offsets, is for fault reports. */
+static spyre_status queue_list(spyre_stream *s, spyre_buffer *dst, uint64_t doff,
+			       spyre_buffer *src, uint64_t soff, uint64_t ext, const uint64_t *sg,
+			       uint32_t n, uint64_t bytes, const char *name)
+{
+	spyre_buffer *bufs[2] = { src, dst };
+	struct spyre_node node = {
+		.kind = NODE_COPY_SG, .a0 = src->gem.va + soff, .a1 = dst->gem.va + doff,
+		.a2 = ext, .nsg = n, .sg = sg, .bytes = bytes, .name = name,
+	};
+	uint64_t point;
+
+	return spyre_queue_node(s, &node, bufs, src == dst ? 1 : 2, -1, NULL, &point);
+}
+
 static spyre_status queue_runs(spyre_stream *s, const struct strided_plan *p, spyre_buffer *dst,
 			       uint64_t doff, uint64_t dext, spyre_buffer *src, uint64_t soff,
 			       uint64_t sext)
 {
 	uint64_t *sg = malloc(sizeof(*sg) * 3 * SPYRE_SG_MAX_ENTRIES);
-	spyre_buffer *bufs[2] = { src, dst };
 	spyre_status st = SPYRE_SUCCESS;
 
 	if (!sg)
@@ -128,15 +143,10 @@ static spyre_status queue_runs(spyre_stream *s, const struct strided_plan *p, sp
 	for (uint64_t first = 0; st == SPYRE_SUCCESS && first < p->runs;) {
 		uint32_t n = p->runs - first < SPYRE_SG_MAX_ENTRIES ?
 			(uint32_t)(p->runs - first) : SPYRE_SG_MAX_ENTRIES;
-		struct spyre_node node = {
-			.kind = NODE_COPY_SG, .a0 = src->gem.va + soff, .a1 = dst->gem.va + doff,
-			.a2 = dext > sext ? dext : sext, .nsg = n, .sg = sg,
-			.bytes = p->run * n, .name = "strided copy",
-		};
-		uint64_t point;
 
-		plan_entries(p, node.a0, node.a1, first, n, sg);
-		st = spyre_queue_node(s, &node, bufs, src == dst ? 1 : 2, -1, NULL, &point);
+		plan_entries(p, src->gem.va + soff, dst->gem.va + doff, first, n, sg);
+		st = queue_list(s, dst, doff, src, soff, dext > sext ? dext : sext, sg, n,
+				p->run * n, "strided copy");
 		first += n;
 	}
 	free(sg);
@@ -196,21 +206,6 @@ SPYRE_EXPORT spyre_status spyre_memcpy_strided_async(spyre_stream *s, uint32_t n
 		st = queue_runs(s, &p, dst, dst_offset, dext, src, src_offset, sext);
 	pthread_mutex_unlock(&s->lock);
 	return spyre_done(st);
-}
-
-/* Queue @n entries (src, dst, bytes) of @sg as one job; extents for faults. */
-static spyre_status queue_list(spyre_stream *s, spyre_buffer *dst, uint64_t doff,
-			       spyre_buffer *src, uint64_t soff, uint64_t ext, const uint64_t *sg,
-			       uint32_t n, uint64_t bytes)
-{
-	spyre_buffer *bufs[2] = { src, dst };
-	struct spyre_node node = {
-		.kind = NODE_COPY_SG, .a0 = src->gem.va + soff, .a1 = dst->gem.va + doff,
-		.a2 = ext, .nsg = n, .sg = sg, .bytes = bytes, .name = "row gather",
-	};
-	uint64_t point;
-
-	return spyre_queue_node(s, &node, bufs, src == dst ? 1 : 2, -1, NULL, &point);
 }
 
 SPYRE_EXPORT spyre_status spyre_memcpy_gather_async(spyre_stream *s, spyre_buffer *dst,
@@ -280,7 +275,7 @@ SPYRE_EXPORT spyre_status spyre_memcpy_gather_async(spyre_stream *s, spyre_buffe
 		bytes += row_bytes;
 		if (n == SPYRE_SG_MAX_ENTRIES || i + 1 == count) {
 			st = queue_list(s, dst, dst_offset, src, src_offset,
-					sext > dext ? sext : dext, sg, n, bytes);
+					sext > dext ? sext : dext, sg, n, bytes, "row gather");
 			n = 0;
 			bytes = 0;
 		}
