@@ -5,7 +5,9 @@
  * with plain -std=c11 for any x86-64 and runs on CPUs without AVX.
  *
  * Tiles: AVX-512 16 x 16 (16 zmm accumulators, one B vector a k step, so
- * one conversion feeds 16 FMAs and the FMA units stay busy); AVX2 6 x 16
+ * one conversion feeds 16 FMAs and the FMA units stay busy), and for full
+ * rows two column panels at once as two halves of 8 x 32 (two B vectors
+ * and 8 A broadcasts feed 16 FMAs: fewer loads an FMA); AVX2 6 x 16
  * (12 ymm accumulators); portable 16 x 16 (so each B value is converted
  * once per 16 rows).  B is converted in registers
  * from wherever it lies; A is packed once per firing, MR rows
@@ -506,6 +508,24 @@ static ALWAYS_INLINE BF16_TARGET __m512i bf16_pairs(const uint8_t *lo,
         l, idx, _mm512_castsi256_si512(_mm256_loadu_si256((const void *)hi)));
 }
 
+/* One pair step: R x P VDPBF16PS of A's pairs ap[r] by B's pairs bv[p]. */
+static ALWAYS_INLINE BF16_TARGET void bf16_step(__m512 *acc, const float *ap,
+                                                const __m512i *bv,
+                                                const uint32_t R,
+                                                const uint32_t P)
+{
+#pragma GCC unroll 16
+    for (uint32_t r = 0; r < R; r++) {
+        __m512bh av = (__m512bh)_mm512_set1_ps(ap[r]);
+
+#pragma GCC unroll 8
+        for (uint32_t p = 0; p < P; p++) {
+            acc[r * P + p] =
+                _mm512_dpbf16_ps(acc[r * P + p], av, (__m512bh)bv[p]);
+        }
+    }
+}
+
 /*
  * P column panels of R rows (R * P <= 16 accumulators; P = 1 is a plain
  * tile of up to 16 rows): a pair step builds P vectors of B pairs and does
@@ -514,13 +534,29 @@ static ALWAYS_INLINE BF16_TARGET __m512i bf16_pairs(const uint8_t *lo,
 static ALWAYS_INLINE BF16_TARGET void bf16_body(
     const float *ap, const uint8_t *b, size_t b_row, size_t b_panel,
     uint32_t k, float *c, size_t ldc, uint32_t rows, uint32_t cols,
-    bool zero, const uint32_t R, const uint32_t P)
+    bool zero, const uint32_t R, const uint32_t P, const bool paired)
 {
     __mmask16 last = cols >= 16 ? 0xffff : (__mmask16)((1u << cols) - 1);
     __m512 acc[16];
     uint32_t kk;
 
     acc_load(acc, c, ldc, rows, last, zero, R, P);
+    if (paired) {
+        /* B already in pairs (gemm_pack_b_pairs): one load a panel. */
+        for (kk = 0; kk < k; kk += 2) {
+            __m512i bv[8];
+
+#pragma GCC unroll 8
+            for (uint32_t p = 0; p < P; p++) {
+                bv[p] = _mm512_loadu_si512((const void *)(b + p * b_panel));
+            }
+            bf16_step(acc, ap, bv, R, P);
+            ap += 16;
+            b += b_row;
+        }
+        acc_store(acc, c, ldc, rows, last, R, P);
+        return;
+    }
     for (kk = 0; kk + 2 <= k; kk += 2) {
         __m512i bv[8];
 
@@ -528,16 +564,7 @@ static ALWAYS_INLINE BF16_TARGET void bf16_body(
         for (uint32_t p = 0; p < P; p++) {
             bv[p] = bf16_pairs(b + p * b_panel, b + p * b_panel + b_row);
         }
-#pragma GCC unroll 16
-        for (uint32_t r = 0; r < R; r++) {
-            __m512bh av = (__m512bh)_mm512_set1_ps(ap[r]);
-
-#pragma GCC unroll 8
-            for (uint32_t p = 0; p < P; p++) {
-                acc[r * P + p] =
-                    _mm512_dpbf16_ps(acc[r * P + p], av, (__m512bh)bv[p]);
-            }
-        }
+        bf16_step(acc, ap, bv, R, P);
         ap += 16;
         b += 2 * b_row;
     }
@@ -559,29 +586,46 @@ static ALWAYS_INLINE BF16_TARGET void bf16_body(
 static BF16_TARGET void tile_bf16(const float *ap, const uint8_t *b,
                                   size_t b_row, uint32_t k, float *c,
                                   size_t ldc, uint32_t rows, uint32_t cols,
-                                  bool zero)
+                                  bool zero, bool paired)
 {
+#define TILE_R(R)                                                            \
+    do {                                                                     \
+        if (paired)                                                          \
+            bf16_body(ap, b, b_row, 0, k, c, ldc, rows, cols, zero, R, 1,    \
+                      true);                                                 \
+        else                                                                 \
+            bf16_body(ap, b, b_row, 0, k, c, ldc, rows, cols, zero, R, 1,    \
+                      false);                                                \
+    } while (0)
     if (rows <= 1) {
-        bf16_body(ap, b, b_row, 0, k, c, ldc, rows, cols, zero, 1, 1);
+        TILE_R(1);
     } else if (rows <= 2) {
-        bf16_body(ap, b, b_row, 0, k, c, ldc, rows, cols, zero, 2, 1);
+        TILE_R(2);
     } else if (rows <= 4) {
-        bf16_body(ap, b, b_row, 0, k, c, ldc, rows, cols, zero, 4, 1);
+        TILE_R(4);
     } else if (rows <= 8) {
-        bf16_body(ap, b, b_row, 0, k, c, ldc, rows, cols, zero, 8, 1);
+        TILE_R(8);
     } else {
-        bf16_body(ap, b, b_row, 0, k, c, ldc, rows, cols, zero, 16, 1);
+        TILE_R(16);
     }
+#undef TILE_R
 }
 
 /* Full panels several at a time, as wide_avx512. */
 static BF16_TARGET void wide_bf16(const float *ap, const uint8_t *b,
                                   size_t b_row, size_t b_panel, uint32_t k,
                                   float *c, size_t ldc, uint32_t rows,
-                                  uint32_t panels, bool zero)
+                                  uint32_t panels, bool zero, bool paired)
 {
-#define WIDE_RP(R, P) \
-    bf16_body(ap, b, b_row, b_panel, k, c, ldc, rows, GEMM_NR, zero, R, P)
+#define WIDE_RP(R, P)                                                        \
+    do {                                                                     \
+        if (paired)                                                          \
+            bf16_body(ap, b, b_row, b_panel, k, c, ldc, rows, GEMM_NR, zero, \
+                      R, P, true);                                           \
+        else                                                                 \
+            bf16_body(ap, b, b_row, b_panel, k, c, ldc, rows, GEMM_NR, zero, \
+                      R, P, false);                                          \
+    } while (0)
     if (rows <= 1 && panels == 8) {
         WIDE_RP(1, 8);
     } else if (rows <= 1 && panels == 4) {
@@ -598,6 +642,81 @@ static BF16_TARGET void wide_bf16(const float *ap, const uint8_t *b,
         WIDE_RP(4, 2);
     }
 #undef WIDE_RP
+}
+
+/*
+ * A full-width panel pair of up to 16 rows as two halves of 8 rows x 32
+ * columns (16 accumulators each): a k step loads two B vectors and
+ * broadcasts 8 A values for 16 FMAs, where a 16 x 16 tile loads 17 values
+ * for 16.  Each element's operations are tile512_body's.
+ */
+static AVX512_TARGET void halves_avx512(const float *ap, const uint8_t *b,
+                                        size_t b_row, size_t b_panel,
+                                        unsigned dtype, uint32_t k, float *c,
+                                        size_t ldc, uint32_t rows, bool zero)
+{
+    uint32_t top = rows < 8 ? rows : 8;
+
+#define HALVES(dt)                                                            \
+    do {                                                                      \
+        wide512_body(ap, b, b_row, b_panel, dt, k, c, ldc, top, GEMM_NR,      \
+                     zero, 8, 2);                                             \
+        if (rows > 8)                                                         \
+            wide512_body(ap + 8, b, b_row, b_panel, dt, k, c + 8 * ldc, ldc,  \
+                         rows - 8, GEMM_NR, zero, 8, 2);                      \
+    } while (0)
+    if (dtype == SPK_DT_FP16) {
+        HALVES(SPK_DT_FP16);
+    } else if (dtype == SPK_DT_BF16) {
+        HALVES(SPK_DT_BF16);
+    } else {
+        HALVES(SPK_DT_FP32);
+    }
+#undef HALVES
+}
+
+static BF16_TARGET void halves_bf16(const float *ap, const uint8_t *b,
+                                    size_t b_row, size_t b_panel, uint32_t k,
+                                    float *c, size_t ldc, uint32_t rows,
+                                    bool zero, bool paired)
+{
+    uint32_t top = rows < 8 ? rows : 8;
+
+    if (paired) {
+        bf16_body(ap, b, b_row, b_panel, k, c, ldc, top, GEMM_NR, zero, 8, 2,
+                  true);
+    } else {
+        bf16_body(ap, b, b_row, b_panel, k, c, ldc, top, GEMM_NR, zero, 8, 2,
+                  false);
+    }
+    if (rows <= 8) {
+        return;
+    }
+    if (paired) {
+        bf16_body(ap + 8, b, b_row, b_panel, k, c + 8 * ldc, ldc, rows - 8,
+                  GEMM_NR, zero, 8, 2, true);
+    } else {
+        bf16_body(ap + 8, b, b_row, b_panel, k, c + 8 * ldc, ldc, rows - 8,
+                  GEMM_NR, zero, 8, 2, false);
+    }
+}
+
+/* B's pair steps pair0 .. pair1 - 1 of `panels` panels, as gemm.h says. */
+static BF16_TARGET void pack_b_pairs_bf16(const uint8_t *b, size_t b_row,
+                                          uint32_t k, uint32_t panels,
+                                          uint32_t pair0, uint32_t pair1,
+                                          uint8_t *dst, size_t dst_panel)
+{
+    for (uint32_t i = pair0; i < pair1; i++) {
+        const uint8_t *lo = b + 2 * (size_t)i * b_row;
+        const uint8_t *hi = 2 * i + 1 < k ? lo + b_row : NULL;
+
+        for (uint32_t p = 0; p < panels; p++) {
+            _mm512_storeu_si512(
+                (void *)(dst + p * dst_panel + (size_t)i * 64),
+                bf16_pairs(lo + p * 32, hi ? hi + p * 32 : NULL));
+        }
+    }
 }
 
 /* The AVX2 tile: 6 rows x 16 columns, two ymm a row. */
@@ -753,11 +872,11 @@ void gemm_pack_a(enum gemm_isa isa, const uint8_t *a, size_t a_row,
 
 void gemm_tile(enum gemm_isa isa, const float *ap, const uint8_t *b,
                size_t b_row, unsigned dtype, uint32_t k, float *c, size_t ldc,
-               uint32_t rows, uint32_t cols, bool zero)
+               uint32_t rows, uint32_t cols, bool zero, bool b_pairs)
 {
 #ifdef X86_HAVE_SIMD
     if (isa == GEMM_AVX512_BF16 && dtype == SPK_DT_BF16) {
-        tile_bf16(ap, b, b_row, k, c, ldc, rows, cols, zero);
+        tile_bf16(ap, b, b_row, k, c, ldc, rows, cols, zero, b_pairs);
         return;
     }
     if (isa >= GEMM_AVX512) {
@@ -775,7 +894,7 @@ void gemm_tile(enum gemm_isa isa, const float *ap, const uint8_t *b,
 void gemm_tiles(enum gemm_isa isa, const float *ap, const uint8_t *b,
                 size_t b_row, size_t b_panel, unsigned dtype, uint32_t k,
                 float *c, size_t ldc, uint32_t rows, uint32_t panels,
-                uint32_t cols, bool zero)
+                uint32_t cols, bool zero, bool b_pairs)
 {
     uint32_t p = 0;
 
@@ -791,7 +910,7 @@ void gemm_tiles(enum gemm_isa isa, const float *ap, const uint8_t *b,
 
             if (isa == GEMM_AVX512_BF16 && dtype == SPK_DT_BF16) {
                 wide_bf16(ap, b + p * b_panel, b_row, b_panel, k,
-                          c + p * GEMM_NR, ldc, rows, group, zero);
+                          c + p * GEMM_NR, ldc, rows, group, zero, b_pairs);
             } else {
                 wide_avx512(ap, b + p * b_panel, b_row, b_panel, dtype, k,
                             c + p * GEMM_NR, ldc, rows, group, zero);
@@ -799,10 +918,52 @@ void gemm_tiles(enum gemm_isa isa, const float *ap, const uint8_t *b,
             p += group;
         }
     }
+    if (isa >= GEMM_AVX512 && rows > GEMM_WIDE_ROWS) {
+        uint32_t full = cols == GEMM_NR ? panels : panels - 1;
+
+        for (; full - p >= 2; p += 2) {
+            if (isa == GEMM_AVX512_BF16 && dtype == SPK_DT_BF16) {
+                halves_bf16(ap, b + p * b_panel, b_row, b_panel, k,
+                            c + p * GEMM_NR, ldc, rows, zero, b_pairs);
+            } else {
+                halves_avx512(ap, b + p * b_panel, b_row, b_panel, dtype, k,
+                              c + p * GEMM_NR, ldc, rows, zero);
+            }
+        }
+    }
 #endif
     for (; p < panels; p++) {
         gemm_tile(isa, ap, b + p * b_panel, b_row, dtype, k, c + p * GEMM_NR,
-                  ldc, rows, p == panels - 1 ? cols : GEMM_NR, zero);
+                  ldc, rows, p == panels - 1 ? cols : GEMM_NR, zero, b_pairs);
+    }
+}
+
+void gemm_pack_b_pairs(const uint8_t *b, size_t b_row, uint32_t k,
+                       uint32_t panels, uint32_t pair0, uint32_t pair1,
+                       uint8_t *dst, size_t dst_panel)
+{
+#ifdef X86_HAVE_SIMD
+    if (gemm_isa_supported() == GEMM_AVX512_BF16) {
+        pack_b_pairs_bf16(b, b_row, k, panels, pair0, pair1, dst, dst_panel);
+        return;
+    }
+#endif
+    for (uint32_t i = pair0; i < pair1; i++) {
+        for (uint32_t p = 0; p < panels; p++) {
+            uint8_t *d = dst + p * dst_panel + (size_t)i * 64;
+
+            for (uint32_t j = 0; j < GEMM_NR; j++) {
+                const uint8_t *lo =
+                    b + 2 * (size_t)i * b_row + (p * GEMM_NR + j) * 2;
+
+                memcpy(d + 4 * j, lo, 2);
+                if (2 * i + 1 < k) {
+                    memcpy(d + 4 * j + 2, lo + b_row, 2);
+                } else {
+                    memset(d + 4 * j + 2, 0, 2);
+                }
+            }
+        }
     }
 }
 

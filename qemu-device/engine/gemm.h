@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The matmul op's GEMM.  A is packed into fp32 panels of MR rows
- * (converting fp16/bf16 exactly at pack time); B is read where it lies (the
- * input FIFO), converted in registers (F16C on x86), so it is never
- * packed or copied; a register-blocked kernel updates MR x NR tiles of the
- * fp32 accumulator:
+ * (converting fp16/bf16 exactly at pack time); B is read where it lies (or
+ * where the matmul op copied it, matmul.c), converted in registers (F16C
+ * on x86); a register-blocked kernel updates MR x NR tiles of the fp32
+ * accumulator:
  *   for every i, j of the tile, in ascending kk:
  *     c[i][j] = fma(a[i][kk], b[kk][j], c[i][j])
- * Every path (AVX-512 16x16, AVX2+FMA 6x16, portable fmaf 16x16) performs
- * exactly these fused operations in this order, and conversion is exact
- * (fp16 and bf16 are subsets of fp32), so results are bit-identical
+ * Every path (AVX-512 16x16 and 8x32, AVX2+FMA 6x16, portable fmaf 16x16)
+ * performs exactly these fused operations in this order, and conversion is
+ * exact (fp16 and bf16 are subsets of fp32), so results are bit-identical
  * whatever the CPU, the path, the blocking or the number of threads.
  *
  * One exception, for speed: bf16 on the AVX512-BF16 path.  There A is
@@ -83,10 +83,23 @@ void gemm_pack_a(enum gemm_isa isa, const uint8_t *a, size_t a_row,
  * floats) accumulates ap (a packed A panel, k x MR) times B, whose row kk
  * starts at b + kk * b_row (dtype SPK_DT_*; NR elements readable from b in
  * every row, as sticks pad rows).  zero: start from 0 instead of c.
+ * b_pairs (bf16 on GEMM_AVX512_BF16 only): B is in gemm_pack_b_pairs'
+ * layout, pair step i at b + i * b_row.
  */
 void gemm_tile(enum gemm_isa isa, const float *ap, const uint8_t *b,
                size_t b_row, unsigned dtype, uint32_t k, float *c, size_t ldc,
-               uint32_t rows, uint32_t cols, bool zero);
+               uint32_t rows, uint32_t cols, bool zero, bool b_pairs);
+
+/*
+ * bf16 B for GEMM_AVX512_BF16, packed once so that no tile interleaves it:
+ * rows 2i and 2i + 1 of panels 0 .. panels - 1 (row kk at b + kk * b_row,
+ * panel p's columns from p * NR) become, for pair steps i = pair0 ..
+ * pair1 - 1, 16 32-bit words of (row 2i, row 2i + 1) elements at
+ * dst + p * dst_panel + i * 64; a row 2i + 1 at or past k is 0.
+ */
+void gemm_pack_b_pairs(const uint8_t *b, size_t b_row, uint32_t k,
+                       uint32_t panels, uint32_t pair0, uint32_t pair1,
+                       uint8_t *dst, size_t dst_panel);
 
 /*
  * gemm_tile over `panels` column panels of one A panel: panel p's B
@@ -100,7 +113,7 @@ void gemm_tile(enum gemm_isa isa, const float *ap, const uint8_t *b,
 void gemm_tiles(enum gemm_isa isa, const float *ap, const uint8_t *b,
                 size_t b_row, size_t b_panel, unsigned dtype, uint32_t k,
                 float *c, size_t ldc, uint32_t rows, uint32_t panels,
-                uint32_t cols, bool zero);
+                uint32_t cols, bool zero, bool b_pairs);
 
 /*
  * fp16 -> fp32 of n values with F16C when the CPU has it; false if it does not.

@@ -33,6 +33,7 @@ struct matmul_job {
     unsigned dtype, dtype_out;
     float *apack, *acc;
     uint8_t *bpack; /* B's column panels one after another, or NULL */
+    bool bpairs;    /* bpack holds bf16 pairs (gemm_pack_b_pairs) */
     bool zero;      /* the first k step: start from 0 */
     uint32_t m, k, n, mr, ipanels, jpanels;
     uint32_t blocks;    /* column blocks a panel is split into */
@@ -61,26 +62,57 @@ static inline uint32_t min_u32(uint32_t a, uint32_t b)
 /*
  * B packing part q: rows share(k, q) .. of B, each read in one piece,
  * copied into the column panels (GEMM_NR elements a row: sticks pad B's
- * rows, so they are there) that bpack holds one after another.
+ * rows, so they are there) that bpack holds one after another; for bf16
+ * pairs (bpairs), pair steps share(pairs, q) .. as gemm_pack_b_pairs lays
+ * them out.
  */
 #define PACK_B_AHEAD 8 /* rows */
+
+static uint32_t b_pair_steps(const struct matmul_job *j)
+{
+    return (j->k + 1) / 2;
+}
+
+/* Rows far apart defeat the hardware prefetcher: fetch row kk ahead. */
+static void prefetch_b_row(const struct matmul_job *j, uint32_t kk)
+{
+    const uint8_t *src = j->b + (size_t)kk * j->b_row;
+
+    if (kk < j->k) {
+        for (size_t o = 0; o < j->jpanels * GEMM_NR * j->b_elem; o += 64) {
+            __builtin_prefetch(src + o);
+        }
+    }
+}
+
+static void pack_b_pairs_part(const struct matmul_job *j, unsigned q)
+{
+    uint32_t pairs = b_pair_steps(j);
+
+    for (uint32_t i = share(pairs, q, j->bparts);
+         i < share(pairs, q + 1, j->bparts); i++) {
+        prefetch_b_row(j, 2 * i + PACK_B_AHEAD);
+        prefetch_b_row(j, 2 * i + 1 + PACK_B_AHEAD);
+        gemm_pack_b_pairs(j->b, j->b_row, j->k, j->jpanels, i, i + 1,
+                          j->bpack, (size_t)pairs * 64);
+    }
+}
 
 static void pack_b_part(const struct matmul_job *j, unsigned q)
 {
     size_t row = GEMM_NR * j->b_elem, panel = (size_t)j->k * row;
 
+    if (j->bpairs) {
+        pack_b_pairs_part(j, q);
+        atomic_fetch_add(j->bdone, 1);
+        return;
+    }
     for (uint32_t kk = share(j->k, q, j->bparts);
          kk < share(j->k, q + 1, j->bparts); kk++) {
         const uint8_t *src = j->b + kk * j->b_row;
         uint8_t *dst = j->bpack + kk * row;
 
-        /* Rows far apart defeat the hardware prefetcher: fetch ahead. */
-        if (kk + PACK_B_AHEAD < j->k) {
-            for (size_t o = 0; o < j->jpanels * row; o += 64) {
-                __builtin_prefetch(src + PACK_B_AHEAD * j->b_row + o);
-            }
-        }
-
+        prefetch_b_row(j, kk + PACK_B_AHEAD);
         if (row == 32) {
             for (uint32_t jp = 0; jp < j->jpanels; jp++) {
                 memcpy(dst + jp * panel, src + jp * (size_t)32, 32);
@@ -95,15 +127,19 @@ static void pack_b_part(const struct matmul_job *j, unsigned q)
 }
 
 /*
- * Row panels i0 .. i1 - 1 times column panels j0 .. j1 - 1 (A and B
- * packed): each row panel's column panels in one gemm_tiles call, which
- * computes panels of a few rows several at a time.
+ * Row panels i0 .. i1 - 1 times column panels j0 .. j1 - 1 (A packed, B
+ * packed or in place): each row panel's column panels in one gemm_tiles
+ * call, which computes panels of a few rows several at a time.
  */
 static void run_tiles(const struct matmul_job *j, uint32_t i0, uint32_t i1,
                       uint32_t j0, uint32_t j1)
 {
-    size_t b_row = j->bpack ? GEMM_NR * j->b_elem : j->b_row;
-    size_t b_panel = j->bpack ? (size_t)j->k * b_row : GEMM_NR * j->b_elem;
+    size_t b_row = j->bpairs  ? 64
+                   : j->bpack ? GEMM_NR * j->b_elem
+                              : j->b_row;
+    size_t b_panel = j->bpairs  ? (size_t)b_pair_steps(j) * 64
+                     : j->bpack ? (size_t)j->k * b_row
+                                : GEMM_NR * j->b_elem;
     const uint8_t *b = (j->bpack ? j->bpack : j->b) + j0 * b_panel;
 
     if (j1 <= j0) {
@@ -116,7 +152,8 @@ static void run_tiles(const struct matmul_job *j, uint32_t i0, uint32_t i1,
                    b_panel, j->dtype, j->k,
                    j->acc + row * j->ldc + j0 * GEMM_NR, j->ldc,
                    min_u32(j->mr, j->m - row), j1 - j0,
-                   min_u32(GEMM_NR, j->n - (j1 - 1) * GEMM_NR), j->zero);
+                   min_u32(GEMM_NR, j->n - (j1 - 1) * GEMM_NR), j->zero,
+                   j->bpairs);
     }
 }
 
@@ -175,13 +212,15 @@ static void tile_part(void *ctx, unsigned q, unsigned parts)
 }
 
 /*
- * Whether B is copied into column panels: when it is read in device
- * memory (b_row given) with rows so far apart that the panels' rows fall
- * into few cache sets, and several row panels reuse them.
+ * Whether B is copied into column panels: when several row panels reuse
+ * it and it is read in device memory (b_row given) with rows so far apart
+ * that the panels' rows fall into few cache sets, or it is bf16 on the
+ * AVX512-BF16 path, where packing interleaves its row pairs once instead
+ * of once a row panel (pairs).
  */
-static bool pack_b(size_t b_row, uint32_t ipanels)
+static bool pack_b(size_t b_row, uint32_t ipanels, bool pairs)
 {
-    return b_row >= 1024 && ipanels > 1;
+    return ipanels > 1 && (pairs || b_row >= 1024);
 }
 
 /* Columns of B's panels, rounded up to whole panels. */
@@ -220,7 +259,7 @@ bool op_matmul_fire_rows(const struct op_env *env, const struct op_desc *op,
 {
     uint32_t m = op->rows, k = op->k, n = op->row_elems;
     uint32_t step = firing % op->k_steps;
-    bool emit = step == op->k_steps - 1, reuse = false;
+    bool emit = step == op->k_steps - 1, reuse = false, pairs;
     struct matmul_job job = {
         .isa = gemm_isa(env->simd),
         .a = a,
@@ -293,7 +332,9 @@ bool op_matmul_fire_rows(const struct op_env *env, const struct op_desc *op,
     }
     job.bdone = job.done + job.ipanels;
     atomic_init(job.bdone, 0);
-    if (b_row && pack_b(b_row, job.ipanels)) {
+    pairs = job.isa == GEMM_AVX512_BF16 && job.dtype == SPK_DT_BF16;
+    if (pack_b(b_row, job.ipanels, pairs)) {
+        job.bpairs = pairs;
         job.bparts = 2 * pool_threads(pool);
         job.bpack =
             (uint8_t *)(((uintptr_t)(job.bdone + 1) + 63) & ~(uintptr_t)63);

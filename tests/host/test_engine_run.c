@@ -673,14 +673,18 @@ TEST(lazy_matmul_irregular_inputs_copied)
 
 /*
  * B read in device memory with rows at least 1 KiB apart is copied into
- * column panels by the firing's first parts (matmul.c): in every input
- * type, on every SIMD path and 1-3 threads, with padding columns (N = 100)
- * and padding K (K = 100), the bits are those of a copying run.
+ * column panels by the firing's first parts when several row panels use
+ * it (matmul.c); bf16 on the AVX512-BF16 path is packed into pairs, from
+ * device memory or its FIFO.  In every input type, on every SIMD path and
+ * 1-3 threads, with padding columns (N = 100), an odd K (301), one row
+ * panel (M = 9, B in place) or several (M = 40), the bits are those of a
+ * copying run.
  */
 TEST(lazy_matmul_packed_b_identical)
 {
-	enum { M = 40, K = 100, N = 100, BW = 10 };	/* B: K rows of BW sticks */
+	enum { K = 301, N = 100, BW = 10 };	/* B: K rows of BW sticks */
 	static const uint8_t types[] = { SPK_DT_FP16, SPK_DT_BF16, SPK_DT_FP32 };
+	static const uint32_t rows[] = { 40, 9 };
 	uint64_t args[3] = { 0, MiB, 4 * MiB };
 	enum gemm_isa best = gemm_isa_supported();
 	struct test_mem mem;
@@ -688,8 +692,10 @@ TEST(lazy_matmul_packed_b_identical)
 
 	test_mem_init(&mem, MEM_BYTES);
 	fill_fp16(&mem, 0, 4 * MiB, 5);
-	for (unsigned t = 0; t < 3; t++) {
-		uint32_t per = types[t] == SPK_DT_FP32 ? 32 : 64;
+	for (unsigned v = 0; v < 6; v++) {
+		uint8_t type = types[v % 3];
+		uint32_t M = rows[v / 3];
+		uint32_t per = type == SPK_DT_FP32 ? 32 : 64;
 		uint32_t ks = (K + per - 1) / per, ns = (N + per - 1) / per;
 		struct pb_core *c;
 		struct pb_op *op;
@@ -698,7 +704,7 @@ TEST(lazy_matmul_packed_b_identical)
 		spyre_engine_config_default(&cfg);
 		prog.num_args = 3;
 		c = pb_core(&prog, 0);
-		op = pb_op(c, SPK_OPC_MATMUL, types[t], SPK_DT_FP32, 2, M, N);
+		op = pb_op(c, SPK_OPC_MATMUL, type, SPK_DT_FP32, 2, M, N);
 		op->k = K;
 		op->k_steps = 1;
 		/* A's rows 2 KiB apart; B's ns sticks of each of K rows BW sticks apart. */
