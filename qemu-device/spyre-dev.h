@@ -218,7 +218,7 @@ struct SpyreState {
     QemuCond cond;          /* queue work, reset progress, WAIT */
     QemuCond dma_cond;      /* the DMA engine became free */
     QEMUBH *irq_bh;
-    uint32_t irq_vectors;   /* vectors the bottom half must signal */
+    uint32_t irq_vectors;   /* vectors not yet signalled (bh or worker) */
     uint64_t generation;    /* bumped by reset: older commands are aborted */
     bool stopping;          /* unrealize: workers exit */
     int dma_owner;          /* queue holding the DMA engine, or -1 */
@@ -240,6 +240,14 @@ struct SpyreState {
 int64_t spyre_now_ns(void);
 int64_t spyre_device_time_ns(const SpyreState *s);
 void spyre_raise_locked(SpyreState *s, uint32_t cause);
+/*
+ * Raised by a queue worker's command (fence, command error): the worker
+ * signals it itself right after the command, without s->lock
+ * (spyre_irq_deliver takes the BQL), saving the main loop's bottom half a
+ * thread wake-up on every fence.
+ */
+void spyre_raise_deferred_locked(SpyreState *s, uint32_t cause);
+void spyre_irq_deliver(SpyreState *s);
 bool spyre_resetting_locked(const SpyreState *s);
 
 /* spyre-mmu.c: translation of device virtual addresses for one command */

@@ -300,7 +300,7 @@ static uint32_t spyre_cmd_fence(SpyreExec *e, const SpyreCmd *c)
         qemu_mutex_lock(&s->lock);
         if (e->generation == s->generation) {
             spyre_clock_fence_locked(e, c->args[0]);
-            spyre_raise_locked(s, SPYRE_INT_QUEUE_FENCE(e->q->index));
+            spyre_raise_deferred_locked(s, SPYRE_INT_QUEUE_FENCE(e->q->index));
         }
         qemu_mutex_unlock(&s->lock);
     }
@@ -510,7 +510,7 @@ static void spyre_queue_finish_locked(SpyreQueue *q, uint32_t status,
         q->regs.error_sub_index = e->sub_index;
         q->regs.engine = e->engine;
         s->telem.error_count++;
-        spyre_raise_locked(s, SPYRE_INT_CMD_ERROR);
+        spyre_raise_deferred_locked(s, SPYRE_INT_CMD_ERROR);
     }
 }
 
@@ -617,6 +617,12 @@ static void *spyre_queue_worker(void *opaque)
          * workers wait on their own queue's condition, not woken here.
          */
         qemu_cond_broadcast(&s->cond);
+        if (s->irq_vectors) {
+            /* The BQL without s->lock: MMIO handlers take them in turn. */
+            qemu_mutex_unlock(&s->lock);
+            spyre_irq_deliver(s);
+            qemu_mutex_lock(&s->lock);
+        }
     }
     qemu_mutex_unlock(&s->lock);
     spyre_launch_cache_free(q);

@@ -61,7 +61,12 @@ static uint32_t spyre_cause_vectors(uint32_t causes)
     return vectors;
 }
 
-void spyre_raise_locked(SpyreState *s, uint32_t cause)
+/*
+ * Latch cause; its vectors are signalled by the main loop's bottom half,
+ * or (deferred) by the queue worker after its command (spyre_irq_deliver).
+ */
+static void spyre_raise_common_locked(SpyreState *s, uint32_t cause,
+                                      bool deferred)
 {
     uint32_t vectors;
 
@@ -70,13 +75,25 @@ void spyre_raise_locked(SpyreState *s, uint32_t cause)
     if (vectors) {
         trace_spyre_irq(vectors, s->regs.int_status);
         s->irq_vectors |= vectors;
-        qemu_bh_schedule(s->irq_bh);
+        if (!deferred) {
+            qemu_bh_schedule(s->irq_bh);
+        }
     }
 }
 
-static void spyre_irq_bh(void *opaque)
+void spyre_raise_locked(SpyreState *s, uint32_t cause)
 {
-    SpyreState *s = opaque;
+    spyre_raise_common_locked(s, cause, false);
+}
+
+void spyre_raise_deferred_locked(SpyreState *s, uint32_t cause)
+{
+    spyre_raise_common_locked(s, cause, true);
+}
+
+/* Signal the pending vectors; called with the BQL, without s->lock. */
+static void spyre_irq_signal(SpyreState *s)
+{
     PCIDevice *pdev = PCI_DEVICE(s);
     uint32_t vectors;
     int v;
@@ -90,6 +107,18 @@ static void spyre_irq_bh(void *opaque)
             msix_notify(pdev, v);
         }
     }
+}
+
+static void spyre_irq_bh(void *opaque)
+{
+    spyre_irq_signal(opaque);
+}
+
+void spyre_irq_deliver(SpyreState *s)
+{
+    bql_lock();
+    spyre_irq_signal(s);
+    bql_unlock();
 }
 
 bool spyre_resetting_locked(const SpyreState *s)

@@ -298,7 +298,7 @@ static spyre_status generate(const struct spec *s, struct ops_plan *plan, uint64
 	case TRANSPOSE:
 		return ops_gen_transpose(&l[0], &l[1], plan);
 	default:
-		return ops_gen_softmax(&l[0], &l[1], plan);
+		return ops_gen_softmax(&l[0], &l[1], 0, plan);
 	}
 }
 
