@@ -510,7 +510,7 @@ static ALWAYS_INLINE BF16_TARGET __m512i bf16_pairs(const uint8_t *lo,
 
 /* One pair step: R x P VDPBF16PS of A's pairs ap[r] by B's pairs bv[p]. */
 static ALWAYS_INLINE BF16_TARGET void bf16_step(__m512 *acc, const float *ap,
-                                                const __m512i *bv,
+                                                const __m512i bv[],
                                                 const uint32_t R,
                                                 const uint32_t P)
 {
@@ -675,29 +675,30 @@ static AVX512_TARGET void halves_avx512(const float *ap, const uint8_t *b,
 #undef HALVES
 }
 
+/* Up to 8 rows x 2 panels, B in pairs or not (a constant in each body). */
+static ALWAYS_INLINE BF16_TARGET void half_bf16(
+    const float *ap, const uint8_t *b, size_t b_row, size_t b_panel,
+    uint32_t k, float *c, size_t ldc, uint32_t rows, bool zero, bool paired)
+{
+    if (paired) {
+        bf16_body(ap, b, b_row, b_panel, k, c, ldc, rows, GEMM_NR, zero, 8, 2,
+                  true);
+    } else {
+        bf16_body(ap, b, b_row, b_panel, k, c, ldc, rows, GEMM_NR, zero, 8, 2,
+                  false);
+    }
+}
+
 static BF16_TARGET void halves_bf16(const float *ap, const uint8_t *b,
                                     size_t b_row, size_t b_panel, uint32_t k,
                                     float *c, size_t ldc, uint32_t rows,
                                     bool zero, bool paired)
 {
-    uint32_t top = rows < 8 ? rows : 8;
-
-    if (paired) {
-        bf16_body(ap, b, b_row, b_panel, k, c, ldc, top, GEMM_NR, zero, 8, 2,
-                  true);
-    } else {
-        bf16_body(ap, b, b_row, b_panel, k, c, ldc, top, GEMM_NR, zero, 8, 2,
-                  false);
-    }
-    if (rows <= 8) {
-        return;
-    }
-    if (paired) {
-        bf16_body(ap + 8, b, b_row, b_panel, k, c + 8 * ldc, ldc, rows - 8,
-                  GEMM_NR, zero, 8, 2, true);
-    } else {
-        bf16_body(ap + 8, b, b_row, b_panel, k, c + 8 * ldc, ldc, rows - 8,
-                  GEMM_NR, zero, 8, 2, false);
+    half_bf16(ap, b, b_row, b_panel, k, c, ldc, rows < 8 ? rows : 8, zero,
+              paired);
+    if (rows > 8) {
+        half_bf16(ap + 8, b, b_row, b_panel, k, c + 8 * ldc, ldc, rows - 8,
+                  zero, paired);
     }
 }
 
