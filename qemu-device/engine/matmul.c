@@ -239,6 +239,71 @@ size_t op_matmul_tmp_floats(const struct op_desc *op)
            16 + (size_t)op->k * b_panel_cols(op);
 }
 
+size_t op_matmul_bpack_bytes(const struct op_desc *op)
+{
+    size_t bytes = (size_t)op->k * b_panel_cols(op) * sizeof(float);
+
+    return op->opcode == SPK_OPC_MATMUL ? (bytes + 63) & ~(size_t)63 : 0;
+}
+
+void matmul_bcache_forget(struct matmul_bcache *c, uintptr_t lo, uintptr_t hi,
+                          bool all)
+{
+    for (unsigned i = 0; i < c->slots; i++) {
+        struct matmul_bslot *s = &c->slot[i];
+
+        if (s->b && (all || (lo < s->hi && s->lo < hi))) {
+            s->b = NULL;
+            s->used = 0; /* packed over first */
+        }
+    }
+}
+
+/*
+ * Where j's B is packed: a slot of the cache that holds it already (*hit),
+ * else the least recently used slot, now keyed to it.  NULL when B is not
+ * in device memory (its FIFO's slots change) or there is no cache.
+ */
+static uint8_t *bcache_slot(struct matmul_bcache *c,
+                            const struct matmul_job *j, bool *hit)
+{
+    struct matmul_bslot key = {
+        .b = j->b,
+        .b_row = j->b_row,
+        .k = j->k,
+        .jpanels = j->jpanels,
+        .dtype = j->dtype,
+        .isa = j->isa,
+        .pairs = j->bpairs,
+        .lo = (uintptr_t)j->b,
+        .hi = (uintptr_t)j->b + (j->k - 1) * j->b_row +
+              (size_t)j->jpanels * GEMM_NR * j->b_elem,
+    };
+    unsigned victim = 0;
+
+    *hit = false;
+    if (!c || !c->slots) {
+        return NULL;
+    }
+    key.used = ++c->clock;
+    for (unsigned i = 0; i < c->slots; i++) {
+        struct matmul_bslot *s = &c->slot[i];
+
+        if (s->b == key.b && s->b_row == key.b_row && s->k == key.k &&
+            s->jpanels == key.jpanels && s->dtype == key.dtype &&
+            s->isa == key.isa && s->pairs == key.pairs) {
+            s->used = key.used;
+            *hit = true;
+            return c->mem + i * c->slot_bytes;
+        }
+        if (c->slot[i].used < c->slot[victim].used) {
+            victim = i;
+        }
+    }
+    c->slot[victim] = key;
+    return c->mem + victim * c->slot_bytes;
+}
+
 size_t op_thread_floats(const struct op_desc *op)
 {
     (void)op;
@@ -334,10 +399,15 @@ bool op_matmul_fire_rows(const struct op_env *env, const struct op_desc *op,
     atomic_init(job.bdone, 0);
     pairs = job.isa == GEMM_AVX512_BF16 && job.dtype == SPK_DT_BF16;
     if (pack_b(b_row, job.ipanels, pairs)) {
+        bool hit = false;
+
         job.bpairs = pairs;
-        job.bparts = 2 * pool_threads(pool);
-        job.bpack =
-            (uint8_t *)(((uintptr_t)(job.bdone + 1) + 63) & ~(uintptr_t)63);
+        job.bpack = b_row ? bcache_slot(env->bcache, &job, &hit) : NULL;
+        if (!job.bpack) {
+            job.bpack = (uint8_t *)(((uintptr_t)(job.bdone + 1) + 63) &
+                                    ~(uintptr_t)63);
+        }
+        job.bparts = hit ? 0 : 2 * pool_threads(pool);
     }
     pool_start(pool, tile_part, &job, sizeof(job),
                job.bparts + job.ipanels * job.blocks);

@@ -32,6 +32,35 @@ struct matmul_memo {
     uintptr_t lo, hi; /* the bytes of A they were packed from */
 };
 
+/*
+ * B as recent matmul firings packed it (column panels, or bf16 pairs), in
+ * slots the scheduler allocates beside op scratch: a firing of the same B
+ * in device memory (another core's tile of the same columns) uses a slot
+ * instead of packing again; the least recently used slot is packed over.
+ * The scheduler forgets a slot (b = NULL) when a write meets its lo .. hi
+ * (matmul_bcache_forget) or a run starts.
+ */
+#define MATMUL_BCACHE_SLOTS 8
+#define MATMUL_BCACHE_BYTES (8u << 20) /* at most, all slots together */
+
+struct matmul_bslot {
+    const uint8_t *b; /* NULL: empty */
+    size_t b_row;
+    uint32_t k, jpanels;
+    unsigned dtype, isa;
+    bool pairs;
+    uintptr_t lo, hi; /* the bytes of B it was packed from */
+    uint64_t used;    /* the cache's clock when last used */
+};
+
+struct matmul_bcache {
+    uint8_t *mem; /* slots * slot_bytes, 64-byte aligned */
+    size_t slot_bytes;
+    unsigned slots; /* 0: nothing is kept */
+    uint64_t clock;
+    struct matmul_bslot slot[MATMUL_BCACHE_SLOTS];
+};
+
 /* Host resources a firing may use. */
 struct op_env {
     struct engine_pool *pool;
@@ -47,7 +76,8 @@ struct op_env {
     /* op_thread_floats() each, per pool thread */
     float *thread_tmp[OP_MAX_THREADS];
     size_t thread_floats;
-    struct matmul_memo *memo; /* NULL: none */
+    struct matmul_memo *memo;     /* NULL: none */
+    struct matmul_bcache *bcache; /* NULL: none */
 };
 
 /* Floats of host scratch one firing of op needs (the tmp of op_fire). */
@@ -67,6 +97,11 @@ bool op_fire(const struct op_env *env, const struct op_desc *op,
 
 /* The matmul firing (matmul.c) and its packed-A scratch. */
 size_t op_matmul_tmp_floats(const struct op_desc *op);
+/* Bytes of one packed B of op (a matmul_bcache slot), 0 if not a matmul. */
+size_t op_matmul_bpack_bytes(const struct op_desc *op);
+/* Forget the packed B of every slot whose bytes meet lo .. hi (or all). */
+void matmul_bcache_forget(struct matmul_bcache *c, uintptr_t lo, uintptr_t hi,
+                          bool all);
 bool op_matmul_fire(const struct op_env *env, const struct op_desc *op,
                     uint32_t firing, const uint8_t *a, const uint8_t *b,
                     uint8_t *out, float *acc, float *tmp);

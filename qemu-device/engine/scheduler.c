@@ -148,6 +148,7 @@ struct run {
     unsigned num_lazy;
     uintptr_t lazy_lo, lazy_hi; /* holds every lazy FIFO's range (grows only) */
     struct matmul_memo memo;    /* A panels kept in r->tmp (ops.h) */
+    struct matmul_bcache bcache; /* packed B kept between firings (ops.h) */
 };
 
 static inline uint64_t max_u64(uint64_t a, uint64_t b)
@@ -298,6 +299,7 @@ static void before_write(struct run *r, uint64_t addr, size_t len)
     if (r->memo.a && (any || ranges_meet(lo, hi, r->memo.lo, r->memo.hi))) {
         r->memo.a = NULL;
     }
+    matmul_bcache_forget(&r->bcache, lo, hi, any);
     if (!any && !ranges_meet(lo, hi, r->lazy_lo, r->lazy_hi)) {
         return;
     }
@@ -1613,14 +1615,18 @@ static enum spyre_engine_status setup_core(struct run *r, unsigned slot,
     return SPYRE_ENGINE_OK;
 }
 
-/* Host scratch for the largest op firing, and each thread's share. */
+/*
+ * Host scratch for the largest op firing, each thread's share, and the
+ * largest packed B (a slot of r->bcache).
+ */
 static void op_scratch_sizes(const struct spyre_program *prog,
                              size_t *tmp_floats, size_t *gather_bytes,
-                             size_t *thread_floats)
+                             size_t *thread_floats, size_t *bpack_bytes)
 {
     *tmp_floats = 64;
     *gather_bytes = STICK_BYTES;
     *thread_floats = 0;
+    *bpack_bytes = 0;
     for (unsigned c = 0; c < prog->num_cores; c++) {
         const struct core_program *cp = &prog->cores[c];
 
@@ -1640,6 +1646,9 @@ static void op_scratch_sizes(const struct spyre_program *prog,
             if (op_thread_floats(op) > *thread_floats) {
                 *thread_floats = op_thread_floats(op);
             }
+            if (op_matmul_bpack_bytes(op) > *bpack_bytes) {
+                *bpack_bytes = op_matmul_bpack_bytes(op);
+            }
         }
     }
 }
@@ -1648,8 +1657,8 @@ static void op_scratch_sizes(const struct spyre_program *prog,
 static enum spyre_engine_status alloc_run(struct run *r)
 {
     const struct spyre_program *prog = r->prog;
-    size_t agents = 0, streams = 0;
-    size_t tmp_floats, gather_bytes, thread_floats, total, threads;
+    size_t agents = 0, streams = 0, lazy = 0;
+    size_t tmp_floats, gather_bytes, thread_floats, bpack_bytes, total, threads;
 
     r->arena = arena_get();
     if (!r->arena) {
@@ -1672,7 +1681,8 @@ static enum spyre_engine_status alloc_run(struct run *r)
                       (cp->streams[i].dst.kind != SPK_EP_OP);
         }
     }
-    op_scratch_sizes(prog, &tmp_floats, &gather_bytes, &thread_floats);
+    op_scratch_sizes(prog, &tmp_floats, &gather_bytes, &thread_floats,
+                     &bpack_bytes);
     total = arena_piece(prog->num_cores * sizeof(*r->cores)) +
             arena_piece(agents * sizeof(*r->agents)) +
             arena_piece(tmp_floats * sizeof(float)) +
@@ -1690,10 +1700,20 @@ static enum spyre_engine_status alloc_run(struct run *r)
             if (stream_lazy(r, cp, i)) {
                 total += arena_piece(cp->streams[i].fifo_sticks *
                                      sizeof(const uint8_t *));
+                lazy++;
             }
         }
     }
     total += arena_piece(streams * sizeof(*r->lazy));
+    /* Only B read in device memory (from a lazy FIFO) is kept. */
+    if (lazy && bpack_bytes) {
+        r->bcache.slot_bytes = bpack_bytes;
+        r->bcache.slots = MATMUL_BCACHE_BYTES / bpack_bytes;
+        if (r->bcache.slots > MATMUL_BCACHE_SLOTS) {
+            r->bcache.slots = MATMUL_BCACHE_SLOTS;
+        }
+        total += arena_piece(r->bcache.slots * bpack_bytes);
+    }
     if (arena_reserve(r->arena, total)) {
         return SPYRE_ENGINE_E_NOMEM;
     }
@@ -1705,6 +1725,8 @@ static enum spyre_engine_status alloc_run(struct run *r)
     r->lazy = arena_alloc(r->arena, streams * sizeof(*r->lazy));
     r->tmp = arena_alloc(r->arena, tmp_floats * sizeof(float));
     r->gather = arena_alloc(r->arena, gather_bytes);
+    r->bcache.mem =
+        arena_alloc(r->arena, r->bcache.slots * r->bcache.slot_bytes);
     r->env.thread_floats = thread_floats;
     for (size_t i = 0; i < threads && i < OP_MAX_THREADS; i++) {
         r->env.thread_tmp[i] =
@@ -1758,6 +1780,7 @@ enum spyre_engine_status spyre_program_run(struct spyre_program *prog,
     r.busy_slot = -1;
     r.lazy_lo = UINTPTR_MAX;
     r.env.memo = &r.memo;
+    r.env.bcache = &r.bcache;
     st = alloc_run(&r);
     for (unsigned c = 0; !st && c < prog->num_cores; c++) {
         st = setup_core(&r, c, args);

@@ -735,6 +735,30 @@ TEST(lazy_matmul_packed_b_identical)
 }
 
 /*
+ * The packed-reuse tests' runs: arguments A, B, C, W's source, D's source
+ * and destination; W's bytes differ from A's and B's.  On 1 and 2 threads,
+ * the number of runs that differ from a copying run.
+ */
+static unsigned reuse_runs_differ(void)
+{
+	uint64_t args[6] = { 0, MiB, 2 * MiB, 3 * MiB, 4 * MiB, 6 * MiB };
+	struct test_mem mem;
+	unsigned bad = 0;
+
+	test_mem_init(&mem, 8 * MiB);
+	for (unsigned threads = 1; threads <= 2; threads++) {
+		fill_fp16(&mem, 0, 6 * MiB, 6);
+		fill_fp16(&mem, 3 * MiB, MiB, 1000);
+		cfg.host_threads = threads;
+		cfg.pool_min_macs = 0;	/* small firings on the pool too */
+		bad += same_with_and_without_map(&mem, args, 6);
+	}
+	test_mem_fini(&mem);
+	cfg.host_threads = 0;
+	return bad;
+}
+
+/*
  * Cores 0, 1 and 2 multiply the same rows of A (in device memory) by
  * their own columns of B: a firing reuses the A panels the previous one
  * packed.  Core 2's A enters only after its stream W copied new bytes over
@@ -744,10 +768,8 @@ TEST(lazy_matmul_packed_b_identical)
  */
 TEST(lazy_matmul_packed_a_reused_until_changed)
 {
+	/* B: 3 column blocks of N (arguments: reuse_runs_differ) */
 	enum { M = 64, K = 128, N = 64, AS = M * K / 64, BS = K * N / 64, CS = M * N / 32 };
-	/* A, B (3 column blocks of N), C, W's source, D's source and destination. */
-	uint64_t args[6] = { 0, MiB, 2 * MiB, 3 * MiB, 4 * MiB, 6 * MiB };
-	struct test_mem mem;
 	unsigned bad = 0;
 
 	for (unsigned variant = 0; variant < 2; variant++) {
@@ -798,17 +820,64 @@ TEST(lazy_matmul_packed_a_reused_until_changed)
 				}
 			}
 		}
-		test_mem_init(&mem, 8 * MiB);
-		for (unsigned threads = 1; threads <= 2; threads++) {
-			fill_fp16(&mem, 0, 6 * MiB, 6);
-			fill_fp16(&mem, 3 * MiB, MiB, 1000);	/* W's bytes differ from A's */
-			cfg.host_threads = threads;
-			cfg.pool_min_macs = 0;	/* small firings on the pool too */
-			bad += same_with_and_without_map(&mem, args, 6);
-		}
-		test_mem_fini(&mem);
+		bad += reuse_runs_differ();
 	}
-	cfg.host_threads = 0;
+	EXPECT_EQ(bad, 0);
+}
+
+/*
+ * Cores 0, 1 and 2 multiply their own rows of A by the same B in device
+ * memory, whose rows lie 1 KiB apart, so each firing packs B into column
+ * panels (bf16 pairs on the AVX512-BF16 path) and a firing of the same B
+ * takes the panels a previous one packed (matmul.c, the packed-B cache).
+ * Core 2's B enters only after its stream W copied new bytes over B: it
+ * must not take the panels packed from the old bytes.  In fp16 and bf16,
+ * on 1 and 2 threads: the same bytes as a copying run.
+ */
+TEST(lazy_matmul_packed_b_reused_until_changed)
+{
+	/* A: 3 row blocks, B: rows BROW apart (arguments: reuse_runs_differ) */
+	enum { M = 64, K = 128, N = 64, AS = M * K / 64, BS = K * N / 64, CS = M * N / 32,
+	       BROW = 1024 };
+	static const uint8_t types[] = { SPK_DT_FP16, SPK_DT_BF16 };
+	unsigned bad = 0;
+
+	for (unsigned v = 0; v < 2; v++) {
+		memset(&prog, 0, sizeof(prog));
+		spyre_engine_config_default(&cfg);
+		prog.num_args = 6;
+		for (unsigned core = 0; core < 3; core++) {
+			struct pb_core *c = pb_core(&prog, core);
+			struct pb_op *op = pb_op(c, SPK_OPC_MATMUL, types[v], SPK_DT_FP32, 1, M, N);
+
+			op->k = K;
+			op->k_steps = 1;
+			op->in[0] = pb_stream(c, pb_linear(SPK_EP_DRAM, 0, core * AS * 128, AS),
+					      pb_op_end(), AS, AS);
+			op->in[1] = pb_stream(c, (struct pb_endpoint){ SPK_EP_DRAM, 1, 0, 0,
+								       { 1, K, 1, 1 },
+								       { 128, BROW, 0, 0 } },
+					      pb_op_end(), BS, BS);
+			op->out = pb_stream(c, pb_op_end(),
+					    pb_linear(SPK_EP_DRAM, 2, core * CS * 128, CS), CS, CS);
+			op->acc_buffer = pb_buffer(c, CS * 128);
+			if (core == 2) {
+				/* A long copy, then W over B's sticks, then B. */
+				uint16_t d = pb_stream(c, pb_linear(SPK_EP_DRAM, 4, 0, 4096),
+						       pb_linear(SPK_EP_DRAM, 5, 0, 4096), 4096,
+						       256);
+				uint16_t w = pb_stream(c, pb_linear(SPK_EP_DRAM, 3, 0, BS),
+						       (struct pb_endpoint){ SPK_EP_DRAM, 1, 0, 0,
+									     { 1, K, 1, 1 },
+									     { 128, BROW, 0, 0 } },
+						       BS, BS);
+
+				c->streams[w].after = d;
+				c->streams[op->in[1]].after = w;
+			}
+		}
+		bad += reuse_runs_differ();
+	}
 	EXPECT_EQ(bad, 0);
 }
 
