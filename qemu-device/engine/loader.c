@@ -535,6 +535,39 @@ static enum spyre_engine_status decode_ops(struct spyre_program *prog,
     return SPYRE_ENGINE_OK;
 }
 
+/* How many times the core's streams and ops name buffer b. */
+static unsigned buffer_uses(const struct core_program *cp, unsigned b)
+{
+    unsigned uses = 0;
+
+    for (unsigned i = 0; i < cp->num_streams; i++) {
+        const struct stream_desc *s = &cp->streams[i];
+
+        uses += s->fifo_buffer == b;
+        uses += s->src.kind == SPK_EP_SCRATCH && s->src.ref == b;
+        uses += s->dst.kind == SPK_EP_SCRATCH && s->dst.ref == b;
+    }
+    for (unsigned i = 0; i < cp->num_ops; i++) {
+        uses += cp->ops[i].opcode == SPK_OPC_MATMUL &&
+                cp->ops[i].acc_buffer == b;
+    }
+    return uses;
+}
+
+/*
+ * Matmul accumulators only their op names: a firing may compute into its
+ * output instead (matmul.c), as the program cannot tell.
+ */
+static void find_private_accs(struct core_program *cp)
+{
+    for (unsigned i = 0; i < cp->num_ops; i++) {
+        struct op_desc *op = &cp->ops[i];
+
+        op->acc_private = op->opcode == SPK_OPC_MATMUL &&
+                          buffer_uses(cp, op->acc_buffer) == 1;
+    }
+}
+
 static enum spyre_engine_status decode_core(struct spyre_program *prog,
                                             struct core_program *cp,
                                             const uint8_t *p, uint32_t bytes,
@@ -580,7 +613,11 @@ static enum spyre_engine_status decode_core(struct spyre_program *prog,
         return st;
     }
     p += cp->num_streams * SPK_STREAM_BYTES;
-    return decode_ops(prog, cp, p, err);
+    st = decode_ops(prog, cp, p, err);
+    if (!st) {
+        find_private_accs(cp);
+    }
+    return st;
 }
 
 /* Every ring sender names receivers that name it back, and vice versa. */

@@ -3,7 +3,8 @@
  * Matmul tile: C[M x N] (+)= A[M x K] . B[K x N], fp32 accumulation in the
  * core's scratchpad.  A is sticked on K, B and C on N (docs/engine.md).  A
  * tile takes k_steps firings: the first starts the accumulator from 0, the
- * last writes C in the output type.  Each accumulator element is updated by
+ * last writes C in the output type (a single-step fp32 tile whose
+ * accumulator the program cannot see computes straight into C).  Each accumulator element is updated by
  * fused multiply-adds in ascending k (gemm.h), whichever thread computes
  * it: results do not depend on the host.
  *
@@ -317,6 +318,35 @@ bool op_matmul_fire(const struct op_env *env, const struct op_desc *op,
     return op_matmul_fire_rows(env, op, firing, a, 0, b, 0, out, acc, tmp);
 }
 
+/*
+ * Whether A's panels are those the previous firing packed (A in device
+ * memory, a_row given, the same bytes and shape): remembers this A.
+ */
+static bool a_panels_kept(struct matmul_memo *mm, const struct matmul_job *j,
+                          size_t a_row)
+{
+    struct matmul_memo now = {
+        .a = a_row ? j->a : NULL,
+        .a_row = a_row,
+        .m = j->m,
+        .k = j->k,
+        .dtype = j->dtype,
+        .isa = j->isa,
+        .lo = (uintptr_t)j->a,
+        .hi = (uintptr_t)j->a + (j->m - 1) * a_row +
+              sticks_for(j->k, j->dtype) * STICK_BYTES,
+    };
+    bool reuse;
+
+    if (!mm) {
+        return false;
+    }
+    reuse = now.a && mm->a == now.a && mm->a_row == a_row && mm->m == now.m &&
+            mm->k == now.k && mm->dtype == now.dtype && mm->isa == now.isa;
+    *mm = now;
+    return reuse;
+}
+
 bool op_matmul_fire_rows(const struct op_env *env, const struct op_desc *op,
                          uint32_t firing, const uint8_t *a, size_t a_row,
                          const uint8_t *b, size_t b_row, uint8_t *out,
@@ -355,6 +385,16 @@ bool op_matmul_fire_rows(const struct op_env *env, const struct op_desc *op,
     struct engine_pool *pool =
         (uint64_t)m * k * n < env->pool_min_macs ? NULL : env->pool;
 
+    /*
+     * A single-step firing whose accumulator the program cannot see, with
+     * fp32 output rows that need no padding (so they are the accumulator's
+     * rows): the tiles compute straight into the output.
+     */
+    if (emit && op->k_steps == 1 && op->acc_private &&
+        op->dtype_out == SPK_DT_FP32 && n % dtype_stick_elems(SPK_DT_FP32) == 0) {
+        job.acc = (float *)(void *)out;
+        job.out = NULL;
+    }
     job.mr = gemm_mr(job.isa);
     job.ipanels = (m + job.mr - 1) / job.mr;
     job.blocks = (4 * pool_threads(pool) + job.ipanels - 1) / job.ipanels;
@@ -370,27 +410,7 @@ bool op_matmul_fire_rows(const struct op_env *env, const struct op_desc *op,
     }
     job.state = (atomic_uint *)(void *)(tmp + gemm_pack_floats(m, k));
     job.done = job.state + job.ipanels;
-    if (env->memo) {
-        /* A in device memory packed by the previous firing: panels ready. */
-        struct matmul_memo *mm = env->memo,
-                           now = { a,
-                                   a_row,
-                                   m,
-                                   k,
-                                   op->dtype_in,
-                                   job.isa,
-                                   (uintptr_t)a,
-                                   (uintptr_t)a + (m - 1) * a_row +
-                                       sticks_for(k, op->dtype_in) *
-                                           STICK_BYTES };
-
-        reuse = a_row && mm->a == a && mm->a_row == a_row && mm->m == m &&
-                mm->k == k && mm->dtype == now.dtype && mm->isa == now.isa;
-        *mm = now;
-        if (!a_row) {
-            mm->a = NULL;
-        }
-    }
+    reuse = a_panels_kept(env->memo, &job, a_row);
     for (uint32_t i = 0; i < job.ipanels; i++) {
         atomic_init(&job.state[i], reuse ? 2 : 0);
         atomic_init(&job.done[i], 0);

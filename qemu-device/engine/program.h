@@ -52,6 +52,11 @@ struct op_desc {
     /* Sticks one firing takes from each input and gives its output. */
     uint32_t in_sticks[3];
     uint32_t out_sticks; /* 0 on firings that produce nothing */
+    /*
+     * A matmul whose accumulator nothing else names (no stream's FIFO or
+     * scratchpad endpoint, no other op): the program cannot see it.
+     */
+    bool acc_private;
 };
 
 struct buffer_desc {

@@ -578,6 +578,39 @@ static void fill_fp16(struct test_mem *m, uint64_t addr, uint64_t bytes, uint32_
 	}
 }
 
+/*
+ * A single-step fp32 matmul computes straight into its output when nothing
+ * else names its accumulator (matmul.c).  Here a stream copies the
+ * accumulator to device memory after the firing, so the program sees it:
+ * it must hold C, as the output does.
+ */
+TEST(matmul_visible_accumulator_written)
+{
+	enum { M = 32, K = 128, N = 64, CS = M * N / 32 };
+	uint64_t args[4] = { 0, 4 * MiB, 8 * MiB, 12 * MiB };
+	struct test_mem mem;
+	struct pb_core *c;
+	uint16_t copy;
+	float first;
+
+	mm_din = SPK_DT_FP16;
+	mm_dout = SPK_DT_FP32;
+	matmul_program(1, M, K, N, 1, 1);
+	prog.num_args = 4;
+	c = pb_core(&prog, 0);
+	copy = pb_stream(c, pb_linear(SPK_EP_SCRATCH, c->ops[0].acc_buffer, 0, CS),
+			 pb_linear(SPK_EP_DRAM, 3, 0, CS), CS, CS);
+	c->streams[copy].after = c->ops[0].out;
+	test_mem_init(&mem, MEM_BYTES);
+	fill_fp16(&mem, 0, 8 * MiB, 3);
+	EXPECT_EQ(test_run(&cfg, &prog, &mem, args, 4, &stats, &err), SPYRE_ENGINE_OK);
+	EXPECT_EQ(memcmp(mem.bytes + args[3], mem.bytes + args[2], CS * 128), 0);
+	memcpy(&first, mem.bytes + args[2], sizeof(first));
+	EXPECT_TRUE(first != 0);
+	test_mem_fini(&mem);
+	mm_dout = SPK_DT_FP16;
+}
+
 /* Run prog on two copies of mem, without and with map: same bytes and statistics. */
 static unsigned same_with_and_without_map(struct test_mem *with, const uint64_t *args,
 					  unsigned nargs)
