@@ -4,9 +4,10 @@
  * core's scratchpad.  A is sticked on K, B and C on N (docs/engine.md).  A
  * tile takes k_steps firings: the first starts the accumulator from 0, the
  * last writes C in the output type (a single-step fp32 tile whose
- * accumulator the program cannot see computes straight into C).  Each accumulator element is updated by
- * fused multiply-adds in ascending k (gemm.h), whichever thread computes
- * it: results do not depend on the host.
+ * accumulator the program cannot see computes straight into C).  Each
+ * accumulator element is updated by fused multiply-adds in ascending k
+ * (gemm.h), whichever thread computes it: results do not depend on the
+ * host.
  *
  * A firing is one pool job of parts (row panel, block of columns): each
  * runs the tile kernel over its block (B is read in place from the input
@@ -391,7 +392,8 @@ bool op_matmul_fire_rows(const struct op_env *env, const struct op_desc *op,
      * rows): the tiles compute straight into the output.
      */
     if (emit && op->k_steps == 1 && op->acc_private &&
-        op->dtype_out == SPK_DT_FP32 && n % dtype_stick_elems(SPK_DT_FP32) == 0) {
+        op->dtype_out == SPK_DT_FP32 &&
+        n % dtype_stick_elems(SPK_DT_FP32) == 0) {
         job.acc = (float *)(void *)out;
         job.out = NULL;
     }
