@@ -357,7 +357,7 @@ bool op_matmul_fire_rows(const struct op_env *env, const struct op_desc *op,
     uint32_t step = firing % op->k_steps;
     bool emit = step == op->k_steps - 1, reuse = false, pairs;
     struct matmul_job job = {
-        .isa = gemm_isa(env->simd),
+        .isa = env->isa,
         .a = a,
         .b = b,
         .out = emit ? out : NULL,

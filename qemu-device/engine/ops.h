@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gemm.h"
 #include "program.h"
 #include "threads.h"
 
@@ -66,6 +67,7 @@ struct op_env {
     struct engine_pool *pool;
     uint64_t pool_min_macs; /* smaller matmul firings skip the pool */
     bool simd;
+    enum gemm_isa isa; /* gemm_isa(simd), chosen once a run */
     /*
      * The firing may still be computing on the pool when op_fire returns
      * (a matmul into its output FIFO's slots): the caller must call

@@ -1665,6 +1665,7 @@ static enum spyre_engine_status alloc_run(struct run *r)
         return SPYRE_ENGINE_E_NOMEM;
     }
     r->env.simd = !prog->cfg.host_portable;
+    r->env.isa = gemm_isa(r->env.simd);
     r->env.pool_min_macs = prog->cfg.pool_min_macs;
     r->env.pool = arena_pool(r->arena, prog->cfg.host_threads);
     if (!r->env.pool) {
