@@ -9,10 +9,13 @@
  * launch; default configuration).  For each it
  * prints the median host time of the op's launches and the modelled
  * device time; then the host time of a whole prefill and of one decode
- * step (each kernel's median times how often the decoder launches it).
+ * step (each kernel's median times how often the decoder launches it);
+ * then, without SPYRE_OPS_BENCH_ONLY, the median host time of a whole
+ * prefill run in the graph's order (prefill_steps()).
  * With an output path, writes {"name", "value", "unit"} records
  * (engine.emulation.<kernel>_ms, engine.emulation.prefill_ms,
- * engine.emulation.decode_step_ms) as a JSON array.
+ * engine.emulation.prefill_in_order_ms, engine.emulation.decode_step_ms)
+ * as a JSON array.
  *
  * usage: ops-bench [results.json]
  *        ops-bench --matmul-sweep [MxKxN ...]
@@ -27,6 +30,7 @@
  * host_threads (default 0, every CPU; 1 gives CPU times that other load on
  * the machine hardly disturbs).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +119,92 @@ struct kernel {
 	unsigned launches;
 };
 
+/* The engine configuration of every run: default, SPYRE_OPS_BENCH_THREADS host threads. */
+static void bench_config(struct spyre_engine_config *cfg)
+{
+	const char *threads = getenv("SPYRE_OPS_BENCH_THREADS");
+
+	spyre_engine_config_default(cfg);
+	if (threads)
+		cfg->host_threads = (unsigned)atoi(threads);
+}
+
+/* Load each of plan's launches once, as QEMU's LAUNCH keeps loaded kernels (spyre-launch.c). */
+static struct spyre_program **load_plan(const struct spyre_engine_config *cfg, const char *name,
+					const struct ops_plan *plan)
+{
+	struct spyre_program **progs = calloc(plan->num_launches, sizeof(*progs));
+
+	if (!progs) {
+		fprintf(stderr, "ops-bench: %s: out of memory\n", name);
+		return NULL;
+	}
+	for (unsigned i = 0; i < plan->num_launches; i++) {
+		const struct ops_launch *l = &plan->launches[i];
+		struct spyre_engine_error err;
+		enum spyre_engine_status s = spyre_program_load(cfg, l->image, l->bytes, &progs[i],
+								&err);
+
+		if (s) {
+			fprintf(stderr, "ops-bench: %s launch %u: %s: %s\n", name, i,
+				spyre_engine_status_name(s), err.detail);
+			for (unsigned j = 0; j < i; j++)
+				spyre_program_free(progs[j]);
+			free(progs);
+			return NULL;
+		}
+	}
+	return progs;
+}
+
+static void free_progs(struct spyre_program **progs, unsigned n)
+{
+	for (unsigned i = 0; progs && i < n; i++)
+		spyre_program_free(progs[i]);
+	free(progs);
+}
+
+/*
+ * Run plan's launches once on operands ops (temp: its scratch); adds their modelled
+ * cycles to *cycles, prints each launch's statistics when stats.
+ */
+static int run_plan(const char *name, const struct ops_plan *plan, struct spyre_program **progs,
+		    const uint64_t *ops, unsigned nops, uint64_t temp, bool stats, uint64_t *cycles)
+{
+	struct spyre_engine_mem mops = test_mem_ops(&mem);
+
+	for (unsigned i = 0; i < plan->num_launches; i++) {
+		const struct ops_launch *l = &plan->launches[i];
+		struct spyre_engine_error err;
+		struct spyre_engine_stats st;
+		uint64_t args[SPK_MAX_ARGS];
+		enum spyre_engine_status s;
+
+		for (unsigned a = 0; a < l->num_args; a++) {
+			if (ops_launch_arg_addr(plan, l, a, ops, nops, temp, &args[a])) {
+				fprintf(stderr, "ops-bench: %s: operand %u\n", name, l->arg[a]);
+				return -1;
+			}
+		}
+		s = spyre_program_run(progs[i], args, l->num_args, &mops, &st, &err);
+		if (s) {
+			fprintf(stderr, "ops-bench: %s launch %u: %s: %s\n", name, i,
+				spyre_engine_status_name(s), err.detail);
+			return -1;
+		}
+		*cycles += st.device_cycles;
+		if (stats)
+			printf("  # %s launch %u: image %zu bytes, dram read %llu write %llu, "
+			       "ring %llu (links %llu), %llu firings, %llu MACs\n", name, i,
+			       l->bytes, (unsigned long long)st.dram_read_bytes,
+			       (unsigned long long)st.dram_write_bytes,
+			       (unsigned long long)st.ring_bytes,
+			       (unsigned long long)st.ring_link_bytes,
+			       (unsigned long long)st.op_firings, (unsigned long long)st.macs);
+	}
+	return 0;
+}
+
 /*
  * Run plan's launches reps times, as QEMU does (each loaded once, then run); the
  * median host time of one pass over them.
@@ -123,68 +213,25 @@ static int bench_plan(struct kernel *k, const struct ops_plan *plan, const uint6
 		      unsigned nops, int reps)
 {
 	struct spyre_engine_config cfg;
-	struct spyre_engine_mem mops = test_mem_ops(&mem);
 	uint64_t temp = plan->temp_bytes ? dev_alloc(plan->temp_bytes) : 0;
 	double *t = calloc(2 * (size_t)reps, sizeof(double)), *cpu = t + reps;
-	struct spyre_program **progs = calloc(plan->num_launches, sizeof(*progs));
-	const char *threads = getenv("SPYRE_OPS_BENCH_THREADS");
+	struct spyre_program **progs;
 	uint64_t cycles = 0;
 	int rc = -1;
 
+	bench_config(&cfg);
+	progs = load_plan(&cfg, k->name, plan);
 	if (!t || !progs) {
-		fprintf(stderr, "ops-bench: %s: out of memory\n", k->name);
+		fprintf(stderr, "ops-bench: %s: out of memory or load failed\n", k->name);
 		goto out;
-	}
-	spyre_engine_config_default(&cfg);
-	if (threads)
-		cfg.host_threads = (unsigned)atoi(threads);
-	/* Loaded once, as QEMU's LAUNCH keeps loaded kernels (spyre-launch.c). */
-	for (unsigned i = 0; i < plan->num_launches; i++) {
-		const struct ops_launch *l = &plan->launches[i];
-		struct spyre_engine_error err;
-		enum spyre_engine_status s = spyre_program_load(&cfg, l->image, l->bytes, &progs[i],
-								&err);
-
-		if (s) {
-			fprintf(stderr, "ops-bench: %s launch %u: %s: %s\n", k->name, i,
-				spyre_engine_status_name(s), err.detail);
-			goto out;
-		}
 	}
 	for (int rep = -2; rep < reps; rep++) {	/* two warm-ups */
 		double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
 
 		cycles = 0;
-		for (unsigned i = 0; i < plan->num_launches; i++) {
-			const struct ops_launch *l = &plan->launches[i];
-			struct spyre_engine_error err;
-			struct spyre_engine_stats st;
-			uint64_t args[SPK_MAX_ARGS];
-			enum spyre_engine_status s;
-
-			for (unsigned a = 0; a < l->num_args; a++) {
-				if (ops_launch_arg_addr(plan, l, a, ops, nops, temp, &args[a])) {
-					fprintf(stderr, "ops-bench: %s: operand %u\n", k->name,
-						l->arg[a]);
-					goto out;
-				}
-			}
-			s = spyre_program_run(progs[i], args, l->num_args, &mops, &st, &err);
-			if (s) {
-				fprintf(stderr, "ops-bench: %s launch %u: %s: %s\n", k->name, i,
-					spyre_engine_status_name(s), err.detail);
-				goto out;
-			}
-			cycles += st.device_cycles;
-			if (rep == reps - 1 && getenv("SPYRE_OPS_BENCH_STATS"))
-				printf("  # %s launch %u: image %zu bytes, dram read %llu write %llu, "
-				       "ring %llu (links %llu), %llu firings, %llu MACs\n", k->name, i,
-				       l->bytes, (unsigned long long)st.dram_read_bytes,
-				       (unsigned long long)st.dram_write_bytes,
-				       (unsigned long long)st.ring_bytes,
-				       (unsigned long long)st.ring_link_bytes,
-				       (unsigned long long)st.op_firings, (unsigned long long)st.macs);
-		}
+		if (run_plan(k->name, plan, progs, ops, nops, temp,
+			     rep == reps - 1 && getenv("SPYRE_OPS_BENCH_STATS"), &cycles))
+			goto out;
 		if (rep >= 0) {
 			t[rep] = clock_s(CLOCK_MONOTONIC) - t0;
 			cpu[rep] = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
@@ -199,9 +246,7 @@ static int bench_plan(struct kernel *k, const struct ops_plan *plan, const uint6
 	k->launches = plan->num_launches;
 	rc = 0;
 out:
-	for (unsigned i = 0; progs && i < plan->num_launches; i++)
-		spyre_program_free(progs[i]);
-	free(progs);
+	free_progs(progs, plan->num_launches);
 	free(t);
 	return rc;
 }
@@ -302,6 +347,145 @@ static spyre_status generate(const struct spec *s, struct ops_plan *plan, uint64
 	}
 }
 
+/*
+ * The prefill as the decoder's graph runs it (decoder.c forward()): every
+ * launch once, in its order, each layer and head on its own weights and
+ * K/V cache, the activations in buffers the launches share.  Unlike the
+ * per-kernel medians, which repeat one kernel on the same data, a pass
+ * meets the caches as the card's queue does.
+ */
+#define PREFILL_STEPS	88	/* ops; the fused MLP is two launches: 90 launches */
+
+struct step {
+	unsigned spec;
+	unsigned nops;
+	uint64_t op[4];
+};
+
+static unsigned spec_named(const char *name)
+{
+	for (unsigned i = 0; i < NUM_SPECS; i++)
+		if (!strcmp(specs[i].name, name))
+			return i;
+	fprintf(stderr, "ops-bench: no kernel %s\n", name);
+	exit(1);
+}
+
+static uint64_t buf(uint32_t rows, uint32_t cols)
+{
+	spyre_layout l = lay(rows, cols);
+
+	return tensor(&l);
+}
+
+static void add_step(struct step *s, unsigned *n, const char *name, unsigned nops, uint64_t a,
+		     uint64_t b, uint64_t c, uint64_t d)
+{
+	if (*n == PREFILL_STEPS) {
+		fprintf(stderr, "ops-bench: prefill has more than %u ops\n", PREFILL_STEPS);
+		exit(1);
+	}
+	s[*n] = (struct step){ spec_named(name), nops, { a, b, c, d } };
+	(*n)++;
+}
+
+static unsigned prefill_steps(struct step *s)
+{
+	uint64_t x = buf(T, D), out = buf(T, D), xn = buf(T, D), q = buf(T, HD), kt = buf(HD, T);
+	uint64_t sc = buf(T, T), p = buf(T, T), h = buf(T, HD), o = buf(T, D), t = buf(T, D);
+	uint64_t m = buf(T, D), mask = buf(T, T);
+	unsigned n = 0;
+
+	for (unsigned l = 0; l < LAYERS; l++) {
+		uint64_t in = l ? out : x, g1 = buf(1, D), g2 = buf(1, D);
+
+		add_step(s, &n, "prefill_rmsnorm_64x256", 4, in, g1, g1, xn);
+		for (unsigned hd = 0; hd < HEADS; hd++) {
+			uint64_t kc = buf(T, HD), vc = buf(T, HD);
+
+			add_step(s, &n, "prefill_matmul_64x256x64", 3, xn, buf(D, HD), q, 0);
+			add_step(s, &n, "prefill_matmul_64x256x64", 3, xn, buf(D, HD), kc, 0);
+			add_step(s, &n, "prefill_matmul_64x256x64", 3, xn, buf(D, HD), vc, 0);
+			add_step(s, &n, "prefill_transpose_64x64", 2, kc, kt, 0, 0);
+			add_step(s, &n, "prefill_matmul_64x64x64", 3, q, kt, sc, 0);
+			add_step(s, &n, "prefill_add_64x64", 3, sc, mask, sc, 0);
+			add_step(s, &n, "prefill_softmax_64x64", 2, sc, p, 0, 0);
+			add_step(s, &n, "prefill_matmul_64x64x64", 3, p, vc, h, 0);
+			add_step(s, &n, "prefill_matmul_64x64x256", 3, h, buf(HD, D), hd ? t : o, 0);
+			if (hd)
+				add_step(s, &n, "prefill_add_64x256", 3, o, t, o, 0);
+		}
+		add_step(s, &n, "prefill_add_64x256", 3, in, o, out, 0);
+		add_step(s, &n, "prefill_rmsnorm_64x256", 4, out, g2, g2, xn);
+		add_step(s, &n, "prefill_mlp_64x256x1024x256", 4, xn, buf(D, FF), buf(FF, D), m);
+		add_step(s, &n, "prefill_add_64x256", 3, out, m, out, 0);
+	}
+	return n;
+}
+
+/*
+ * Median host ms of a prefill pass in the graph's order (reps passes after
+ * two warm-ups), or a negative value on failure.
+ */
+static double bench_prefill_in_order(int reps)
+{
+	struct spyre_engine_config cfg;
+	struct ops_plan plan[NUM_SPECS] = { 0 };
+	struct spyre_program **progs[NUM_SPECS] = { 0 };
+	uint64_t temp[NUM_SPECS] = { 0 }, junk[OPS_MAX_OPERANDS], cycles = 0;
+	struct step step[PREFILL_STEPS];
+	double *t = calloc((size_t)reps, sizeof(double)), ms = -1;
+	unsigned n, uses[NUM_SPECS] = { 0 }, nops;
+
+	bench_config(&cfg);
+	mem_top = 0;
+	n = prefill_steps(step);
+	for (unsigned i = 0; i < n; i++)
+		uses[step[i].spec]++;
+	for (unsigned i = 0; i < NUM_SPECS; i++) {
+		if (uses[i] != (unsigned)specs[i].prefill) {
+			fprintf(stderr, "ops-bench: the in-order prefill runs %s %u times, not %d\n",
+				specs[i].name, uses[i], specs[i].prefill);
+			goto out;
+		}
+		if (!uses[i])
+			continue;
+		if (generate(&specs[i], &plan[i], junk, &nops)) {
+			fprintf(stderr, "ops-bench: %s: %s\n", specs[i].name,
+				spyre_last_error_detail());
+			goto out;
+		}
+		progs[i] = load_plan(&cfg, specs[i].name, &plan[i]);
+		if (!progs[i])
+			goto out;
+		temp[i] = plan[i].temp_bytes ? dev_alloc(plan[i].temp_bytes) : 0;
+	}
+	for (int rep = -2; t && rep < reps; rep++) {
+		double t0 = clock_s(CLOCK_MONOTONIC);
+
+		for (unsigned i = 0; i < n; i++) {
+			unsigned k = step[i].spec;
+
+			if (run_plan(specs[k].name, &plan[k], progs[k], step[i].op, step[i].nops,
+				     temp[k], false, &cycles))
+				goto out;
+		}
+		if (rep >= 0)
+			t[rep] = clock_s(CLOCK_MONOTONIC) - t0;
+	}
+	if (t) {
+		qsort(t, (size_t)reps, sizeof(double), cmp_double);
+		ms = t[reps / 2] * 1e3;
+	}
+out:
+	for (unsigned i = 0; i < NUM_SPECS; i++) {
+		free_progs(progs[i], plan[i].num_launches);
+		ops_plan_free(&plan[i]);
+	}
+	free(t);
+	return ms;
+}
+
 /* Default shapes for --matmul-sweep, M x K x N. */
 static const uint32_t sweep_shapes[][3] = {
 	{ 64, 256, 64 },     { 64, 256, 1024 },	  { 256, 512, 384 },   { 1024, 1024, 1024 },
@@ -376,7 +560,7 @@ int main(int argc, char **argv)
 	struct kernel k[NUM_SPECS];
 	const char *e = getenv("SPYRE_OPS_BENCH_REPS"), *only = getenv("SPYRE_OPS_BENCH_ONLY");
 	int reps = e && atoi(e) > 0 ? atoi(e) : 15;
-	double prefill_ms = 0, decode_ms = 0, prefill_us = 0, decode_us = 0;
+	double prefill_ms = 0, decode_ms = 0, prefill_us = 0, decode_us = 0, in_order_ms = -1;
 	unsigned prefill_n = 0, decode_n = 0;
 
 	if (argc > 1 && !strcmp(argv[1], "--matmul-sweep"))
@@ -421,6 +605,13 @@ int main(int argc, char **argv)
 	       prefill_ms, "", prefill_us);
 	printf("%-38s %8u %9.3f %9s %9.2f\n", "decode step (sum over its launches)", decode_n,
 	       decode_ms, "", decode_us);
+	if (!only) {
+		in_order_ms = bench_prefill_in_order(reps);
+		if (in_order_ms < 0)
+			return 1;
+		printf("%-38s %8u %9.3f\n", "prefill (in the graph's order)", prefill_n,
+		       in_order_ms);
+	}
 	if (argc > 1) {
 		FILE *f = fopen(argv[1], "w");
 
@@ -434,6 +625,9 @@ int main(int argc, char **argv)
 				"\"unit\": \"ms\"},\n", k[i].name, k[i].ms);
 		fprintf(f, "  {\"name\": \"engine.emulation.prefill_ms\", \"value\": %.4f, "
 			"\"unit\": \"ms\"},\n", prefill_ms);
+		if (in_order_ms >= 0)
+			fprintf(f, "  {\"name\": \"engine.emulation.prefill_in_order_ms\", "
+				"\"value\": %.4f, \"unit\": \"ms\"},\n", in_order_ms);
 		fprintf(f, "  {\"name\": \"engine.emulation.decode_step_ms\", \"value\": %.4f, "
 			"\"unit\": \"ms\"}\n]\n", decode_ms);
 		fclose(f);
