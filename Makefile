@@ -447,10 +447,11 @@ $(B)/bench/model-bench: tests/bench/model-bench.c $(ENGINE_TEST_HDRS) $(ENGINE_O
 	$(CC) $(ENGINE_CFLAGS) -D_DEFAULT_SOURCE -Itests/host $< $(ENGINE_OBJS) -o $@ -lm -pthread
 
 # Host cost of emulating the decoder example's kernels (op library + engine).
-$(B)/bench/ops-bench: tests/bench/ops-bench.c $(ENGINE_TEST_HDRS) $(OPS_GEN_SRCS:%.c=$(B)/obj/%.o) \
-		$(ENGINE_OBJS)
+$(B)/bench/ops-bench: tests/bench/ops-bench.c tests/bench/qtest-card.c tests/bench/qtest-card.h \
+		include/spyre_cmd.h $(ENGINE_TEST_HDRS) $(OPS_GEN_SRCS:%.c=$(B)/obj/%.o) $(ENGINE_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(OPS_TEST_FLAGS) $< $(OPS_GEN_SRCS:%.c=$(B)/obj/%.o) $(ENGINE_OBJS) -o $@ -lm -pthread
+	$(CC) $(OPS_TEST_FLAGS) -Itests/bench $< tests/bench/qtest-card.c \
+		$(OPS_GEN_SRCS:%.c=$(B)/obj/%.o) $(ENGINE_OBJS) -o $@ -lm -pthread
 
 $(B)/bench/launch-bench: tests/bench/launch-bench.c tests/bench/qtest-card.c \
 		tests/bench/qtest-card.h include/spyre_cmd.h $(ENGINE_TEST_HDRS) $(ENGINE_OBJS)

@@ -25,6 +25,10 @@ command -v gnuplot > /dev/null || "$SPYRE_TOP/scripts/setup.sh" --bench
 # Host time the engine takes to emulate each kernel of the decoder example
 # (engine.emulation.*_ms): what bounds runtime.graph_vs_eager_prefill.
 "$out/ops-bench" "$out/ops.json"
+# The same prefill in QEMU without a guest (qtest) against the host engine,
+# in turn: what the device model adds (device.prefill_vs_engine).
+"$out/ops-bench" --qemu "$SPYRE_CACHE/qemu-build/qemu-system-x86_64" "$out/ops-qemu.json" \
+	-L "$FIRMWARE_ROOT/usr/share/seabios" -L "$FIRMWARE_ROOT/usr/share/qemu"
 # The driver's empty-job overhead, measured inside the guest.
 "$SPYRE_TOP/scripts/vm-run.sh" --timeout 600 -- \
 	'modprobe spyre && /usr/share/spyre/tests/bench_null_job 2' > "$out/driver.log"
@@ -46,7 +50,7 @@ grep -v '^SPYRE-BENCH-JSON ' "$out/runtime.log"
 sed -n 's/^SPYRE-BENCH-JSON //p' "$out/runtime.log" > "$out/runtime.json"
 python3 - "$out/results.json" "$out/dma.json" "$out/engine.json" "$out/engine-scaling.json" \
 	"$out/launch.json" \
-	"$out/model.json" "$out/ops.json" "$out/runtime.json" "$out/driver.json" \
+	"$out/model.json" "$out/ops.json" "$out/ops-qemu.json" "$out/runtime.json" "$out/driver.json" \
 	"$out/bigmem.json" <<'PY'
 import json, sys
 rows = []

@@ -18,6 +18,11 @@
  * as a JSON array.
  *
  * usage: ops-bench [results.json]
+ *        ops-bench --qemu QEMU_BINARY RESULTS_JSON [QEMU ARGS...]
+ *   (the prefill in the graph's order in QEMU under qtest, no guest, and on
+ *   the host engine with the same threads, in turn: device.prefill_in_order_ms
+ *   and device.prefill_vs_engine with .min and .max; QEMU's log beside the
+ *   results)
  *        ops-bench --matmul-sweep [MxKxN ...]
  *   (fp16 matmuls of the given shapes, or a default list of small to
  *   large and odd shapes: for each the tiling libspyre picks, its
@@ -35,8 +40,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "engine_testlib.h"
+#include "qtest-card.h"
+#include "spyre_cmd.h"
 #include "ops_internal.h"
 #include "plan.h"
 
@@ -355,6 +363,7 @@ static spyre_status generate(const struct spec *s, struct ops_plan *plan, uint64
  * meets the caches as the card's queue does.
  */
 #define PREFILL_STEPS	88	/* ops; the fused MLP is two launches: 90 launches */
+#define PREFILL_MAX_LAUNCHES	4	/* of one op */
 
 struct step {
 	unsigned spec;
@@ -423,67 +432,231 @@ static unsigned prefill_steps(struct step *s)
 	return n;
 }
 
+/* The in-order prefill's kernels, loaded, with their operands laid out. */
+struct prefill {
+	struct spyre_engine_config cfg;
+	struct ops_plan plan[NUM_SPECS];
+	struct spyre_program **progs[NUM_SPECS];
+	uint64_t temp[NUM_SPECS];
+	struct step step[PREFILL_STEPS];
+	unsigned n;
+};
+
+static void prefill_free(struct prefill *pf)
+{
+	for (unsigned i = 0; i < NUM_SPECS; i++) {
+		free_progs(pf->progs[i], pf->plan[i].num_launches);
+		ops_plan_free(&pf->plan[i]);
+	}
+}
+
+static int prefill_setup(struct prefill *pf)
+{
+	uint64_t junk[OPS_MAX_OPERANDS];
+	unsigned uses[NUM_SPECS] = { 0 }, nops;
+
+	memset(pf, 0, sizeof(*pf));
+	bench_config(&pf->cfg);
+	mem_top = 0;
+	pf->n = prefill_steps(pf->step);
+	for (unsigned i = 0; i < pf->n; i++)
+		uses[pf->step[i].spec]++;
+	for (unsigned i = 0; i < NUM_SPECS; i++) {
+		if (uses[i] != (unsigned)specs[i].prefill) {
+			fprintf(stderr, "ops-bench: the in-order prefill runs %s %u times, not %d\n",
+				specs[i].name, uses[i], specs[i].prefill);
+			return -1;
+		}
+		if (!uses[i])
+			continue;
+		if (generate(&specs[i], &pf->plan[i], junk, &nops)) {
+			fprintf(stderr, "ops-bench: %s: %s\n", specs[i].name,
+				spyre_last_error_detail());
+			return -1;
+		}
+		if (pf->plan[i].num_launches > PREFILL_MAX_LAUNCHES) {
+			fprintf(stderr, "ops-bench: %s takes %u launches, more than %d\n",
+				specs[i].name, pf->plan[i].num_launches, PREFILL_MAX_LAUNCHES);
+			return -1;
+		}
+		pf->progs[i] = load_plan(&pf->cfg, specs[i].name, &pf->plan[i]);
+		if (!pf->progs[i])
+			return -1;
+		pf->temp[i] = pf->plan[i].temp_bytes ? dev_alloc(pf->plan[i].temp_bytes) : 0;
+	}
+	return 0;
+}
+
+/* One prefill pass on the host engine; seconds, or negative on failure. */
+static double host_pass(struct prefill *pf)
+{
+	double t0 = clock_s(CLOCK_MONOTONIC);
+	uint64_t cycles = 0;
+
+	for (unsigned i = 0; i < pf->n; i++) {
+		unsigned k = pf->step[i].spec;
+
+		if (run_plan(specs[k].name, &pf->plan[k], pf->progs[k], pf->step[i].op,
+			     pf->step[i].nops, pf->temp[k], false, &cycles))
+			return -1;
+	}
+	return clock_s(CLOCK_MONOTONIC) - t0;
+}
+
 /*
  * Median host ms of a prefill pass in the graph's order (reps passes after
  * two warm-ups), or a negative value on failure.
  */
 static double bench_prefill_in_order(int reps)
 {
-	struct spyre_engine_config cfg;
-	struct ops_plan plan[NUM_SPECS] = { 0 };
-	struct spyre_program **progs[NUM_SPECS] = { 0 };
-	uint64_t temp[NUM_SPECS] = { 0 }, junk[OPS_MAX_OPERANDS], cycles = 0;
-	struct step step[PREFILL_STEPS];
+	struct prefill pf = { 0 };
 	double *t = calloc((size_t)reps, sizeof(double)), ms = -1;
-	unsigned n, uses[NUM_SPECS] = { 0 }, nops;
 
-	bench_config(&cfg);
-	mem_top = 0;
-	n = prefill_steps(step);
-	for (unsigned i = 0; i < n; i++)
-		uses[step[i].spec]++;
-	for (unsigned i = 0; i < NUM_SPECS; i++) {
-		if (uses[i] != (unsigned)specs[i].prefill) {
-			fprintf(stderr, "ops-bench: the in-order prefill runs %s %u times, not %d\n",
-				specs[i].name, uses[i], specs[i].prefill);
-			goto out;
-		}
-		if (!uses[i])
-			continue;
-		if (generate(&specs[i], &plan[i], junk, &nops)) {
-			fprintf(stderr, "ops-bench: %s: %s\n", specs[i].name,
-				spyre_last_error_detail());
-			goto out;
-		}
-		progs[i] = load_plan(&cfg, specs[i].name, &plan[i]);
-		if (!progs[i])
-			goto out;
-		temp[i] = plan[i].temp_bytes ? dev_alloc(plan[i].temp_bytes) : 0;
-	}
-	for (int rep = -2; t && rep < reps; rep++) {
-		double t0 = clock_s(CLOCK_MONOTONIC);
+	if (!t || prefill_setup(&pf))
+		goto out;
+	for (int rep = -2; rep < reps; rep++) {
+		double s = host_pass(&pf);
 
-		for (unsigned i = 0; i < n; i++) {
-			unsigned k = step[i].spec;
-
-			if (run_plan(specs[k].name, &plan[k], progs[k], step[i].op, step[i].nops,
-				     temp[k], false, &cycles))
-				goto out;
-		}
+		if (s < 0)
+			goto out;
 		if (rep >= 0)
-			t[rep] = clock_s(CLOCK_MONOTONIC) - t0;
+			t[rep] = s;
 	}
-	if (t) {
-		qsort(t, (size_t)reps, sizeof(double), cmp_double);
-		ms = t[reps / 2] * 1e3;
-	}
+	qsort(t, (size_t)reps, sizeof(double), cmp_double);
+	ms = t[reps / 2] * 1e3;
 out:
-	for (unsigned i = 0; i < NUM_SPECS; i++) {
-		free_progs(progs[i], plan[i].num_launches);
-		ops_plan_free(&plan[i]);
-	}
+	prefill_free(&pf);
 	free(t);
 	return ms;
+}
+
+/*
+ * The same pass in QEMU under qtest (no guest, so no vCPU runs): the images
+ * and argument blocks in guest RAM, the operands in the card's memory, one
+ * CALL of a LAUNCH list per pass.
+ */
+#define Q_IMG_GPA	0x04000000ull	/* images, then argument blocks */
+#define Q_LIST_GPA	0x06000000ull	/* the LAUNCH list */
+
+/* Write the prefill's images, argument blocks and LAUNCH list; the list's length. */
+static unsigned qemu_prefill_setup(struct prefill *pf)
+{
+	static uint8_t list[PREFILL_STEPS * PREFILL_MAX_LAUNCHES * SPYRE_CMD_SIZE];
+	uint64_t img_va[NUM_SPECS][PREFILL_MAX_LAUNCHES], gpa = Q_IMG_GPA;
+	unsigned launches = 0;
+
+	for (unsigned k = 0; k < NUM_SPECS; k++) {
+		for (unsigned i = 0; i < pf->plan[k].num_launches; i++) {
+			card_write(gpa, pf->plan[k].launches[i].image, pf->plan[k].launches[i].bytes);
+			img_va[k][i] = VA_HOST + gpa;
+			gpa += (pf->plan[k].launches[i].bytes + 4095) & ~4095ull;
+		}
+	}
+	for (unsigned i = 0; i < pf->n; i++) {
+		unsigned k = pf->step[i].spec;
+		uint64_t ops[4], temp = VA_DEV + pf->temp[k];
+
+		for (unsigned a = 0; a < pf->step[i].nops; a++)
+			ops[a] = VA_DEV + pf->step[i].op[a];
+		for (unsigned j = 0; j < pf->plan[k].num_launches; j++) {
+			const struct ops_launch *l = &pf->plan[k].launches[j];
+			uint64_t args[SPK_MAX_ARGS];
+
+			for (unsigned a = 0; a < l->num_args; a++)
+				if (ops_launch_arg_addr(&pf->plan[k], l, a, ops, pf->step[i].nops,
+							temp, &args[a]))
+					die("%s: operand %u", specs[k].name, l->arg[a]);
+			card_write(gpa, args, l->num_args * sizeof(uint64_t));
+			spyre_cmd_encode3(list + (size_t)launches++ * SPYRE_CMD_SIZE, SPYRE_OP_LAUNCH,
+					  img_va[k][j], VA_HOST + gpa, l->num_args * sizeof(uint64_t));
+			gpa += 256;
+		}
+	}
+	card_write(Q_LIST_GPA, list, (size_t)launches * SPYRE_CMD_SIZE);
+	return launches;
+}
+
+/* One pass in QEMU: one CALL of the list; seconds. */
+static double qemu_pass(uint32_t *idx, unsigned launches)
+{
+	uint32_t before = reg_rd(SPYRE_REG_LAUNCH_COUNT);
+	uint64_t entry = card_put(idx, SPYRE_OP_CALL, 0, VA_HOST + Q_LIST_GPA, launches);
+	double t = card_go_poll(*idx, 20);
+
+	if (card_status(entry) != SPYRE_CMD_STATUS_SUCCESS)
+		die("the CALL of the prefill's %u launches failed with status %u", launches,
+		    card_status(entry));
+	if (reg_rd(SPYRE_REG_LAUNCH_COUNT) - before != launches)
+		die("the card ran %u launches, not %u", reg_rd(SPYRE_REG_LAUNCH_COUNT) - before,
+		    launches);
+	return t;
+}
+
+/*
+ * --qemu: the prefill in the graph's order in QEMU (qtest) and on the host
+ * engine with the same threads, in turn for `reps` rounds; writes
+ * device.prefill_in_order_ms and device.prefill_vs_engine (median, .min,
+ * .max of the rounds' QEMU / host) to json.
+ */
+static int qemu_compare(const char *qemu, const char *json, char **qemu_args, int nargs,
+			int reps)
+{
+	struct prefill pf = { 0 };
+	double *q = calloc(2 * (size_t)reps, sizeof(double)), *ratio = q + reps;
+	char threads_arg[48], log[4096], **extra = calloc((size_t)nargs + 2, sizeof(char *));
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned launches;
+	uint32_t idx = 0;
+	int rc = 1;
+	FILE *f;
+
+	if (!q || !extra || prefill_setup(&pf))
+		goto out;
+	snprintf(threads_arg, sizeof(threads_arg), "spyre.engine-threads=%u",
+		 pf.cfg.host_threads ? pf.cfg.host_threads : (unsigned)(cpus > 0 ? cpus : 1));
+	snprintf(log, sizeof(log), "%s.qemu.log", json);
+	extra[0] = "-global";
+	extra[1] = threads_arg;
+	memcpy(extra + 2, qemu_args, (size_t)nargs * sizeof(char *));
+	card_start("ops-bench", qemu, log, MEM_BYTES >> 20, extra, nargs + 2);
+	launches = qemu_prefill_setup(&pf);
+	for (int r = -2; r < reps; r++) {	/* two warm-ups: the card loads each kernel once */
+		double h = host_pass(&pf), d = qemu_pass(&idx, launches);
+
+		if (h <= 0)
+			goto out_stop;
+		if (r >= 0) {
+			q[r] = d * 1e3;
+			ratio[r] = d / h;
+		}
+	}
+	qsort(q, (size_t)reps, sizeof(double), cmp_double);
+	qsort(ratio, (size_t)reps, sizeof(double), cmp_double);
+	printf("prefill in the graph's order, QEMU under qtest (no guest): %.3f ms, "
+	       "%.3f of the host engine's time (rounds %.3f-%.3f)\n", q[reps / 2], ratio[reps / 2],
+	       ratio[0], ratio[reps - 1]);
+	f = fopen(json, "w");
+	if (!f) {
+		perror(json);
+		goto out_stop;
+	}
+	fprintf(f, "[\n  {\"name\": \"device.prefill_in_order_ms\", \"value\": %.4f, "
+		"\"unit\": \"ms\"},\n", q[reps / 2]);
+	fprintf(f, "  {\"name\": \"device.prefill_vs_engine\", \"value\": %.4f, \"unit\": \"ratio\"},\n",
+		ratio[reps / 2]);
+	fprintf(f, "  {\"name\": \"device.prefill_vs_engine.min\", \"value\": %.4f, "
+		"\"unit\": \"ratio\"},\n", ratio[0]);
+	fprintf(f, "  {\"name\": \"device.prefill_vs_engine.max\", \"value\": %.4f, "
+		"\"unit\": \"ratio\"}\n]\n", ratio[reps - 1]);
+	fclose(f);
+	rc = 0;
+out_stop:
+	card_stop();
+out:
+	prefill_free(&pf);
+	free(extra);
+	free(q);
+	return rc;
 }
 
 /* Default shapes for --matmul-sweep, M x K x N. */
@@ -561,8 +734,15 @@ int main(int argc, char **argv)
 	const char *e = getenv("SPYRE_OPS_BENCH_REPS"), *only = getenv("SPYRE_OPS_BENCH_ONLY");
 	int reps = e && atoi(e) > 0 ? atoi(e) : 15;
 	double prefill_ms = 0, decode_ms = 0, prefill_us = 0, decode_us = 0, in_order_ms = -1;
+	int rc;
 	unsigned prefill_n = 0, decode_n = 0;
 
+	if (argc > 3 && !strcmp(argv[1], "--qemu")) {
+		test_mem_init(&mem, MEM_BYTES);
+		rc = qemu_compare(argv[2], argv[3], argv + 4, argc - 4, reps);
+		test_mem_fini(&mem);
+		return rc;
+	}
 	if (argc > 1 && !strcmp(argv[1], "--matmul-sweep"))
 		return matmul_sweep(argc, argv, e && atoi(e) > 0 ? reps : 3);
 	test_mem_init(&mem, MEM_BYTES);

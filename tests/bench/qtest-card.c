@@ -233,13 +233,22 @@ uint64_t card_put(uint32_t *idx, uint8_t opcode, uint64_t a0, uint64_t a1, uint6
 
 double card_go(uint32_t idx)
 {
+	return card_go_poll(idx, 0);
+}
+
+double card_go_poll(uint32_t idx, unsigned poll_us)
+{
 	const uint32_t qreg = SPYRE_REG_QUEUE(0);
+	const struct timespec pause = { 0, (long)poll_us * 1000 };
 	double t0 = now_s();
 
 	reg_wr(qreg + SPYRE_QREG_DOORBELL, idx);
-	while (reg_rd(qreg + SPYRE_QREG_STATUS) == SPYRE_QSTATE_BUSY)
+	while (reg_rd(qreg + SPYRE_QREG_STATUS) == SPYRE_QSTATE_BUSY) {
 		if (now_s() - t0 > 60)
 			die("the queue did not go idle in 60 s");
+		if (poll_us)
+			nanosleep(&pause, NULL);
+	}
 	return now_s() - t0;
 }
 

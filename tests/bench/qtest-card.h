@@ -48,6 +48,11 @@ uint64_t card_put(uint32_t *idx, uint8_t opcode, uint64_t a0, uint64_t a1, uint6
 
 /* Ring queue 0's doorbell up to @idx and wait until it is idle; seconds. */
 double card_go(uint32_t idx);
+/*
+ * The same, sleeping @poll_us between reads of the queue's state, so polling
+ * leaves the host's CPUs to the card's engine (up to @poll_us later).
+ */
+double card_go_poll(uint32_t idx, unsigned poll_us);
 
 /* A command's status once it ran. */
 uint32_t card_status(uint64_t entry);
