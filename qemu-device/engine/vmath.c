@@ -81,7 +81,13 @@ static AVX2_TARGET inline __m256 exp8(__m256 x)
     __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
     __m256 over = _mm256_cmp_ps(x, hi, _CMP_GT_OQ);
     __m256 under = _mm256_cmp_ps(x, lo, _CMP_LT_OQ);
-    __m256 xc = _mm256_min_ps(_mm256_max_ps(x, lo), hi);
+    /*
+     * Lanes that end as 0 (below lo: masked softmax scores, silu of a large
+     * x) compute exp(0) instead: clamped to lo they would make denormals,
+     * which cost the CPU a slow path each.
+     */
+    __m256 xc = _mm256_blendv_ps(_mm256_min_ps(_mm256_max_ps(x, lo), hi),
+                                 _mm256_setzero_ps(), under);
     __m256 n, r, p, y;
     __m256i ni, n1, bias = _mm256_set1_epi32(127);
 
