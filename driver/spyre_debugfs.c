@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * debugfs: contexts, buffers, device memory, the MMU fault log and queue
- * state, and test hooks to inject a hang and force a reset.
+ * state, and test hooks to inject a hang or a DMA error and force a reset.
  *
  * Copyright 2026 The Spyre emulation project
  */
@@ -240,9 +240,9 @@ static int spyre_queues_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(spyre_queues);
 
-/* "Q N": the N-th command queue Q starts from now on never finishes. */
-static ssize_t spyre_inject_hang_write(struct file *file, const char __user *ubuf,
-				       size_t len, loff_t *pos)
+/* "Q N": arm fault injection register @reg for the N-th command queue Q starts from now on. */
+static ssize_t spyre_inject_write(struct file *file, const char __user *ubuf, size_t len,
+				  u32 reg)
 {
 	struct spyre_drm_device *sdev = file->private_data;
 	unsigned int queue, count;
@@ -259,16 +259,35 @@ static ssize_t spyre_inject_hang_write(struct file *file, const char __user *ubu
 		return -EINVAL;
 	if (!drm_dev_enter(&sdev->drm, &idx))
 		return -ENODEV;
-	spyre_wr32(sdev, SPYRE_REG_DBG_HANG,
-		   SPYRE_INJECT_ARM | queue << SPYRE_INJECT_QUEUE_SHIFT | count);
+	spyre_wr32(sdev, reg, SPYRE_INJECT_ARM | queue << SPYRE_INJECT_QUEUE_SHIFT | count);
 	drm_dev_exit(idx);
 	return len;
+}
+
+/* That command never finishes (the job times out; recovery resets the card). */
+static ssize_t spyre_inject_hang_write(struct file *file, const char __user *ubuf,
+				       size_t len, loff_t *pos)
+{
+	return spyre_inject_write(file, ubuf, len, SPYRE_REG_DBG_HANG);
 }
 
 static const struct file_operations spyre_inject_hang_fops = {
 	.owner = THIS_MODULE,
 	.open = simple_open,
 	.write = spyre_inject_hang_write,
+};
+
+/* That command fails with a DMA error (the job fails; nothing hangs). */
+static ssize_t spyre_inject_dma_error_write(struct file *file, const char __user *ubuf,
+					    size_t len, loff_t *pos)
+{
+	return spyre_inject_write(file, ubuf, len, SPYRE_REG_DBG_DMA_ERROR);
+}
+
+static const struct file_operations spyre_inject_dma_error_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = spyre_inject_dma_error_write,
 };
 
 /* "1": the card confirms no invalidation until it is reset. */
@@ -326,6 +345,7 @@ void spyre_debugfs_init(struct spyre_drm_device *sdev)
 	debugfs_create_file("faults", 0444, root, sdev, &spyre_faults_fops);
 	debugfs_create_file("queues", 0444, root, sdev, &spyre_queues_fops);
 	debugfs_create_file("inject_hang", 0200, root, sdev, &spyre_inject_hang_fops);
+	debugfs_create_file("inject_dma_error", 0200, root, sdev, &spyre_inject_dma_error_fops);
 	debugfs_create_file("inject_inv_stall", 0200, root, sdev, &spyre_inject_inv_stall_fops);
 	debugfs_create_file("reset", 0200, root, sdev, &spyre_reset_fops);
 }

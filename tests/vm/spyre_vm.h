@@ -112,6 +112,20 @@ static inline int sysfs_write(const char *path, const char *text)
 	return ret;
 }
 
+/* Write @text to debugfs file @name of the only card; 0 or -1. */
+static inline int debugfs_write(const char *name, const char *text)
+{
+	char pattern[128];
+	glob_t g;
+	int ret = -1;
+
+	snprintf(pattern, sizeof(pattern), "/sys/kernel/debug/accel/*/%s", name);
+	if (!glob(pattern, 0, NULL, &g) && g.gl_pathc == 1)
+		ret = sysfs_write(g.gl_pathv[0], text);
+	globfree(&g);
+	return ret;
+}
+
 /*
  * The accel node of the card at PCI address @addr, once udev-less devtmpfs
  * has it (up to 5 s): after a rebind or reload it may have a new minor.

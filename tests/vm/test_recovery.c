@@ -79,20 +79,6 @@ static int worker(uint32_t queue)
 	return 0;
 }
 
-static int debugfs_write(const char *name, const char *text)
-{
-	char pattern[128];
-	glob_t g;
-	int ret = -1;
-
-	snprintf(pattern, sizeof(pattern), "/sys/kernel/debug/accel/*/%s", name);
-	if (glob(pattern, 0, NULL, &g) || g.gl_pathc != 1)
-		return -1;
-	ret = sysfs_write(g.gl_pathv[0], text);
-	globfree(&g);
-	return ret;
-}
-
 TEST(hung_job_is_recovered_while_others_complete)
 {
 	int fd = open("/dev/accel/accel0", O_RDWR | O_CLOEXEC), status;

@@ -102,20 +102,6 @@ static int function_reset(void)
 	return sysfs_write(path, "1");
 }
 
-/* Write @text to the card's debugfs file @name; 0 or -1. */
-static int debugfs_write(const char *name, const char *text)
-{
-	char pattern[64];
-	glob_t g;
-	int ret = -1;
-
-	snprintf(pattern, sizeof(pattern), "/sys/kernel/debug/accel/*/%s", name);
-	if (!glob(pattern, 0, NULL, &g) && g.gl_pathc == 1)
-		ret = sysfs_write(g.gl_pathv[0], text);
-	globfree(&g);
-	return ret;
-}
-
 static int debugfs_reset(void)
 {
 	return debugfs_write("reset", "1");
