@@ -382,7 +382,7 @@ $(B)/tests/vm/test_clock: tests/vm/test_clock.c $(TEST_HDRS) include/spyre_progr
 	$(CC) $(CFLAGS_COMMON) -Itests/lib $< -o $@ $(LINK_LIB)
 
 $(B)/tests/vm/test_errors: tests/vm/test_errors.c $(TEST_HDRS) include/spyre_program_builder.h \
-	tests/lib/broken_kernels.h include/spyre_engine_status.h $(LIB)
+	tests/vm/spyre_vm.h tests/lib/broken_kernels.h include/spyre_engine_status.h $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) -Itests/lib $< -o $@ $(LINK_LIB)
 

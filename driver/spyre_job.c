@@ -720,13 +720,18 @@ int spyre_submit_check_args(struct drm_device *dev, const struct drm_spyre_submi
 }
 EXPORT_SYMBOL_IF_KUNIT(spyre_submit_check_args);
 
-/* The command buffer must lie inside one of the job's buffers. */
+/*
+ * The command buffer must lie inside one of the job's buffers.  Searched
+ * from the last: libspyre lists the buffer holding the commands last (as
+ * i915's execbuffer does its batch), so a graph's SUBMIT of ~80 buffers
+ * takes one mapping lookup, not one per buffer.
+ */
 static bool spyre_submit_commands_in_bos(struct spyre_job *job)
 {
 	u64 end = job->commands + (u64)job->command_count * SPYRE_CMD_SIZE;
 	u32 i;
 
-	for (i = 0; i < job->bo_count; i++) {
+	for (i = job->bo_count; i-- > 0;) {
 		struct spyre_bo *bo = to_spyre_bo(job->bos[i]);
 		u64 start = spyre_bo_device_addr(bo, &job->sfile->ctx);
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "spyre_cmd.h"
 #include "stream.h"
 
 struct ref {
@@ -29,6 +30,9 @@ struct spyre_graph {
 	spyre_status error;		/* first capture failure */
 };
 
+/* Replays of one exec that can be queued without copying the template. */
+#define SPYRE_EXEC_PLACED	2
+
 struct spyre_graph_exec {
 	struct spyre_obj obj;
 	atomic_int refs;
@@ -38,6 +42,10 @@ struct spyre_graph_exec {
 	uint32_t nrefs;
 	struct spyre_bo_list bos;
 	struct spyre_template tmpl;	/* the replay's slots, encoded once */
+	/* The template placed in buffers of the exec's own, so a replay
+	 * copies nothing into a ring (one with every one busy does). */
+	struct spyre_placed placed[SPYRE_EXEC_PLACED];
+	uint32_t nplaced;
 	pthread_mutex_t prof_lock;
 	spyre_launch_profile *profiles;	/* per launch, last completed replay */
 	int have_profiles;
@@ -234,6 +242,36 @@ SPYRE_EXPORT uint32_t spyre_graph_num_nodes(const spyre_graph *graph)
 	return spyre_handle_live(graph, SPYRE_KIND_GRAPH, 0) ? graph->nnodes : 0;
 }
 
+/*
+ * Place the template in the exec's own buffers.  Without them (no device
+ * memory for them) replays copy it into the stream's ring, as they do when
+ * every placed copy is busy: slower, not an error.
+ */
+static void exec_place(spyre_device *dev, struct spyre_graph_exec *e)
+{
+	for (; e->nplaced < SPYRE_EXEC_PLACED; e->nplaced++) {
+		struct spyre_placed *p = &e->placed[e->nplaced];
+
+		if (spyre_gem_create(dev, (uint64_t)e->tmpl.slots * SPYRE_CMD_SIZE, 0, &p->gem) !=
+		    SPYRE_SUCCESS) {
+			spyre_log(SPYRE_LOG_DEBUG, "graph exec: %u placed copies (%s)", e->nplaced,
+				  spyre_last_error_detail());
+			break;
+		}
+		spyre_template_place(&e->tmpl, p->gem.map, p->gem.va);
+		atomic_init(&p->busy, 0);
+	}
+}
+
+/* A placed copy no replay uses, taken; NULL if every one is busy. */
+static struct spyre_placed *exec_take_placed(struct spyre_graph_exec *e)
+{
+	for (uint32_t i = 0; i < e->nplaced; i++)
+		if (!atomic_exchange(&e->placed[i].busy, 1))
+			return &e->placed[i];
+	return NULL;
+}
+
 SPYRE_EXPORT spyre_status spyre_graph_instantiate(spyre_graph *graph, spyre_graph_exec **exec)
 {
 	spyre_status st = spyre_handle_check(graph, SPYRE_KIND_GRAPH, "graph");
@@ -284,6 +322,7 @@ SPYRE_EXPORT spyre_status spyre_graph_instantiate(spyre_graph *graph, spyre_grap
 	/* Encoded into the template: the lists stay the graph's. */
 	for (uint32_t i = 0; i < e->nnodes; i++)
 		e->nodes[i].sg = NULL;
+	exec_place(graph->obj.dev, e);
 	pthread_mutex_init(&e->prof_lock, NULL);
 	atomic_init(&e->refs, 1);
 	spyre_device_link(graph->obj.dev, &e->obj, SPYRE_KIND_EXEC, exec_destroy_obj);
@@ -307,6 +346,8 @@ static void exec_put(void *ctx)
 	put_nodes(e->nodes, e->nnodes);
 	free(e->refs_list);
 	free(e->profiles);
+	for (uint32_t i = 0; i < e->nplaced; i++)
+		spyre_gem_destroy(e->obj.dev, &e->placed[i].gem);
 	spyre_template_free(&e->tmpl);
 	pthread_mutex_destroy(&e->prof_lock);
 	free(e);
@@ -384,6 +425,8 @@ SPYRE_EXPORT spyre_status spyre_graph_launch(spyre_graph_exec *exec, spyre_strea
 		sub.nodes = exec->nodes;
 		sub.nnodes = exec->nnodes;
 		sub.tmpl = &exec->tmpl;
+		if (!s->capture)
+			sub.placed = exec_take_placed(exec);
 		sub.owner = (struct spyre_owner){ &exec_owner_ops, exec };
 		spyre_owner_get(&sub.owner);
 		st = spyre_stream_queue(s, &sub, NULL);

@@ -5,8 +5,8 @@
  * and a list of jobs whose host side (deferred copies, profiles, traces,
  * fault checks) runs when they retire.
  *
- * A job is one SUBMIT: its commands sit in ring slots followed by data
- * slots (encode.h).  Every node is timed by the card, and t1 != 0 proves it
+ * A job is one SUBMIT: its commands sit in ring slots (or in a graph
+ * exec's own buffer, placed once) followed by data slots (encode.h).  Every node is timed by the card, and t1 != 0 proves it
  * ran: the first node whose t1 stayed 0 is the one that failed.
  */
 #include <errno.h>
@@ -32,6 +32,7 @@ struct spyre_completion {
 	uint64_t job_id;		/* SUBMIT's, to find the job's fault record */
 	uint32_t slot;			/* first ring slot of the job */
 	uint32_t ncmds;
+	struct spyre_placed *placed;	/* the job's own buffer (set free at retire), or NULL */
 	struct spyre_node *nodes;	/* a copy, unless the owner holds them */
 	uint32_t nnodes;
 	int stage;
@@ -46,6 +47,7 @@ void spyre_submission_init(struct spyre_submission *sub)
 	sub->nodes = NULL;
 	sub->nnodes = 0;
 	sub->tmpl = NULL;
+	sub->placed = NULL;
 	sub->bos.count = 0;
 	sub->uses = NULL;
 	sub->nuses = 0;
@@ -60,6 +62,8 @@ void spyre_submission_init(struct spyre_submission *sub)
 /* Drop what a submission's nodes and owner hold. */
 static void submission_release(const struct spyre_submission *sub)
 {
+	if (sub->placed)
+		atomic_store(&sub->placed->busy, 0);
 	if (sub->owner.ops) {
 		spyre_owner_put(&sub->owner);
 		return;
@@ -72,6 +76,8 @@ static void submission_release(const struct spyre_submission *sub)
 
 static void completion_release(struct spyre_completion *c)
 {
+	if (c->placed)
+		atomic_store(&c->placed->busy, 0);
 	if (c->owner.ops) {
 		spyre_owner_put(&c->owner);
 		return;
@@ -134,7 +140,8 @@ static void retire_launch(spyre_stream *s, const struct spyre_completion *c,
 static void complete(spyre_stream *s, struct spyre_completion *c)
 {
 	const struct spyre_owner *owner = &c->owner;
-	uint8_t *data = (uint8_t *)s->ring.map + ((size_t)c->slot + c->ncmds) * SPYRE_CMD_SIZE;
+	uint8_t *data = (uint8_t *)(c->placed ? c->placed->gem.map : s->ring.map) +
+			((size_t)c->slot + c->ncmds) * SPYRE_CMD_SIZE;
 	uint32_t launches = 0;
 	int failed = 0;
 
@@ -342,6 +349,20 @@ static spyre_status ring_reserve(spyre_stream *s, uint32_t total, uint32_t *pos)
 	return need > s->retired ? wait_locked(s, need) : SPYRE_SUCCESS;
 }
 
+/*
+ * A placed job's timestamps back to 0 (a node whose t1 stays 0 did not
+ * run); the rest of its slots are the same every time.
+ */
+static void placed_reset(const struct spyre_submission *sub)
+{
+	uint8_t *data = (uint8_t *)sub->placed->gem.map + (size_t)sub->tmpl->ncmds * SPYRE_CMD_SIZE;
+
+	for (uint32_t i = 0; i < sub->nnodes; i++) {
+		memset(data, 0, 16);
+		data += (size_t)spyre_node_data_slots(&sub->nodes[i]) * SPYRE_CMD_SIZE;
+	}
+}
+
 static void ring_write(spyre_stream *s, const struct spyre_submission *sub, uint32_t pos)
 {
 	uint8_t *base = (uint8_t *)s->ring.map + (size_t)pos * SPYRE_CMD_SIZE;
@@ -361,13 +382,20 @@ static spyre_status submit_ioctl(spyre_stream *s, struct spyre_submission *sub, 
 	struct drm_spyre_submit req;
 	int ret;
 
-	/* The ring and the staging buffer join the list once. */
-	spyre_bo_list_add_reserved(&sub->bos, s->ring.handle);
+	/*
+	 * The stream's buffers join the list once (the ring always: its last
+	 * job's status names a fault), the one holding the commands last: the
+	 * driver looks for them there first.
+	 */
 	if (sub->stage >= 0)
 		spyre_bo_list_add_reserved(&sub->bos, s->stage[sub->stage].gem.handle);
+	spyre_bo_list_add_reserved(&sub->bos, s->ring.handle);
+	if (sub->placed)
+		spyre_bo_list_add_reserved(&sub->bos, sub->placed->gem.handle);
 	memset(&req, 0, sizeof(req));
 	req.queue = s->queue;
-	req.commands = s->ring.va + (uint64_t)pos * SPYRE_CMD_SIZE;
+	req.commands = sub->placed ? sub->placed->gem.va :
+				     s->ring.va + (uint64_t)pos * SPYRE_CMD_SIZE;
 	req.command_count = ncmds;
 	req.bo_handles = (uintptr_t)sub->bos.handles;
 	req.bo_count = sub->bos.count;
@@ -397,9 +425,11 @@ static spyre_status submit_ioctl(spyre_stream *s, struct spyre_submission *sub, 
 static void track(spyre_stream *s, struct spyre_completion *c, uint32_t total)
 {
 	s->submitted = c->point;
-	for (uint32_t i = c->slot; i < c->slot + total; i++)
-		s->slot_point[i] = c->point;
-	s->ring_pos = c->slot + total;
+	if (!c->placed) {
+		for (uint32_t i = c->slot; i < c->slot + total; i++)
+			s->slot_point[i] = c->point;
+		s->ring_pos = c->slot + total;
+	}
 	if (c->stage >= 0) {
 		s->stage[c->stage].busy_until = c->point;
 		s->stage[c->stage].pending = c->dtoh_dst != NULL;
@@ -434,11 +464,20 @@ static spyre_status submit(spyre_stream *s, struct spyre_submission *sub, uint64
 	}
 	c->point = s->submitted + 1;
 	c->ncmds = ncmds;
-	st = ring_reserve(s, total, &c->slot);
-	if (st == SPYRE_SUCCESS) {
-		ring_write(s, sub, c->slot);
-		st = submit_ioctl(s, sub, c->slot, ncmds, c->point, &c->job_id);
+	c->placed = sub->placed;
+	if (sub->placed) {
+		/* Its slots are its own buffer's: none of the ring's. */
+		total = 0;
+		c->slot = 0;
+		placed_reset(sub);
+		st = SPYRE_SUCCESS;
+	} else {
+		st = ring_reserve(s, total, &c->slot);
+		if (st == SPYRE_SUCCESS)
+			ring_write(s, sub, c->slot);
 	}
+	if (st == SPYRE_SUCCESS)
+		st = submit_ioctl(s, sub, c->slot, ncmds, c->point, &c->job_id);
 	if (st != SPYRE_SUCCESS) {
 		completion_release(c);
 		free(c);

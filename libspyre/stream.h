@@ -9,6 +9,7 @@
 #define SPYRE_STREAM_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "driver.h"
 #include "encode.h"
@@ -19,11 +20,24 @@
 #define SPYRE_STAGE_MIN		(64u << 10)
 #define SPYRE_STAGE_COUNT	4
 
+/*
+ * A job's commands placed once in a buffer of their own (a graph exec's),
+ * submitted from there instead of copied into the ring.  The card writes
+ * each node's timestamps and statistics into it, so one job at a time uses
+ * it: busy from spyre_stream_queue() until that job retires.
+ */
+struct spyre_placed {
+	struct spyre_gem gem;
+	atomic_int busy;
+};
+
 /* Work for one SUBMIT, put together by the caller of spyre_stream_queue(). */
 struct spyre_submission {
 	const struct spyre_node *nodes;
 	uint32_t nnodes;
 	const struct spyre_template *tmpl;	/* the nodes pre-encoded, or NULL */
+	/* tmpl placed at placed->gem.va, which the caller set busy; or NULL */
+	struct spyre_placed *placed;
 	struct spyre_bo_list bos;
 	struct spyre_obj *const *uses;	/* objects the nodes use, for a capture */
 	uint32_t nuses;

@@ -14,6 +14,7 @@
 #include "broken_kernels.h"
 #include "spyre/spyre.h"
 #include "spyre_regs.h"
+#include "spyre_vm.h"
 #include "tap.h"
 
 #define BYTES (BROKEN_STICKS * 128)	/* what the kernel copies */
@@ -207,6 +208,41 @@ TEST(a_broken_kernel_inside_a_graph_is_named_by_the_card)
  * A kernel reading past its buffer: the card reports an MMU fault, and the
  * engine's record says which stream of the kernel made the access.
  */
+/*
+ * A replay that fails after replays of the same exec that ran: replays
+ * reuse the exec's own command buffers (docs/runtime.md "Graphs"), so what
+ * the earlier ones wrote there must not make the failed one look finished.
+ * The third replay's CALL fails with an injected DMA error: no node ran.
+ */
+TEST(a_graph_replay_failing_after_good_ones_is_reported)
+{
+	spyre_graph_exec *x = NULL;
+	spyre_graph *g = NULL;
+	spyre_fault_info fi;
+	struct setup t;
+
+	ASSERT_EQ(setup_open(&t), 0);
+	ASSERT_EQ(spyre_stream_begin_capture(t.s), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_memset64_async(t.s, t.src, 0, 0x3c003c003c003c00ull, BYTES), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_memcpy_dtod_async(t.s, t.dst, 0, t.src, 0, BYTES), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_stream_end_capture(t.s, &g), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_graph_instantiate(g, &x), SPYRE_SUCCESS);
+	/* Two in flight at once: each of the exec's buffers is used. */
+	ASSERT_EQ(spyre_graph_launch(x, t.s), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_graph_launch(x, t.s), SPYRE_SUCCESS);
+	ASSERT_EQ(spyre_stream_synchronize(t.s), SPYRE_SUCCESS);
+	/* Stream priority 0 is queue 0; its next command is the replay's CALL. */
+	ASSERT_EQ(debugfs_write("inject_dma_error", "0 0"), 0);
+	ASSERT_EQ(spyre_graph_launch(x, t.s), SPYRE_SUCCESS);
+	EXPECT_EQ(spyre_stream_synchronize(t.s), SPYRE_ERROR_DEVICE_FAULT);
+	printf("  # %s\n", spyre_last_error_detail());
+	ASSERT_EQ(spyre_stream_get_fault(t.s, &fi), SPYRE_SUCCESS);
+	EXPECT_EQ(fi.operation_index, 0u);
+	spyre_graph_exec_destroy(x);
+	spyre_graph_destroy(g);
+	setup_close(&t);
+}
+
 TEST(a_kernel_reading_past_its_buffer_is_named_with_its_stream)
 {
 	char detail[1024];
