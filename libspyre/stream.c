@@ -6,8 +6,9 @@
  * fault checks) runs when they retire.
  *
  * A job is one SUBMIT: its commands sit in ring slots (or in a graph
- * exec's own buffer, placed once) followed by data slots (encode.h).  Every node is timed by the card, and t1 != 0 proves it
- * ran: the first node whose t1 stayed 0 is the one that failed.
+ * exec's own buffer, placed once) followed by data slots (encode.h).
+ * Every node is timed by the card, and t1 != 0 proves it ran: the first
+ * node whose t1 stayed 0 is the one that failed.
  */
 #include <errno.h>
 #include <stdint.h>
