@@ -243,9 +243,9 @@ SPYRE_EXPORT uint32_t spyre_graph_num_nodes(const spyre_graph *graph)
 }
 
 /*
- * Place the template in the exec's own buffers.  Without them (no device
- * memory for them) replays copy it into the stream's ring, as they do when
- * every placed copy is busy: slower, not an error.
+ * Place the template in the exec's own buffers.  Without them (no memory
+ * for them) replays copy it into the stream's ring, as they do when every
+ * placed copy is busy: slower, not an error.
  */
 static void exec_place(spyre_device *dev, struct spyre_graph_exec *e)
 {
