@@ -205,10 +205,6 @@ TEST(a_broken_kernel_inside_a_graph_is_named_by_the_card)
 }
 
 /*
- * A kernel reading past its buffer: the card reports an MMU fault, and the
- * engine's record says which stream of the kernel made the access.
- */
-/*
  * A replay that fails after replays of the same exec that ran: replays
  * reuse the exec's own command buffers (docs/runtime.md "Graphs"), so what
  * the earlier ones wrote there must not make the failed one look finished.
@@ -243,6 +239,10 @@ TEST(a_graph_replay_failing_after_good_ones_is_reported)
 	setup_close(&t);
 }
 
+/*
+ * A kernel reading past its buffer: the card reports an MMU fault, and the
+ * engine's record says which stream of the kernel made the access.
+ */
 TEST(a_kernel_reading_past_its_buffer_is_named_with_its_stream)
 {
 	char detail[1024];
