@@ -467,8 +467,7 @@ static spyre_status submit(spyre_stream *s, struct spyre_submission *sub, uint64
 	c->ncmds = ncmds;
 	c->placed = sub->placed;
 	if (sub->placed) {
-		/* Its slots are its own buffer's: none of the ring's. */
-		total = 0;
+		/* Its slots are its own buffer's: none of the ring's (track() skips them). */
 		c->slot = 0;
 		placed_reset(sub);
 		st = SPYRE_SUCCESS;
