@@ -74,6 +74,16 @@ struct stream_run {
      */
     const uint8_t *src_host;
     bool src_host_tried;
+    /*
+     * A lazy DRAM source with src_host, while every queued stick still
+     * lies where its pattern puts it (in_pattern): its firings write no
+     * FIFO slot, the pattern says where the sticks are, and fifo.src is
+     * filled in only when something reads it (spell_out), up to stick
+     * `spelled`.
+     */
+    bool in_pattern;
+    uint32_t spelled;
+    struct pat_cursor spell_cur;
     uint32_t reader; /* the agent taking sticks out of the FIFO */
 };
 
@@ -144,7 +154,7 @@ struct run {
     unsigned busy_num;
     struct slot_range busy_use[4];
     uintptr_t busy_lo, busy_hi; /* mapped device memory it reads, if any */
-    struct fifo **lazy;         /* the lazy FIFOs */
+    struct stream_run **lazy;   /* the lazy streams */
     unsigned num_lazy;
     uintptr_t lazy_lo, lazy_hi; /* holds every lazy FIFO's range (grows only) */
     struct matmul_memo memo;    /* A panels kept in r->tmp (ops.h) */
@@ -224,6 +234,7 @@ static void fifo_pop(struct stream_run *s, uint32_t n, uint64_t freed)
     if (f->src && !f->count) { /* nothing mapped is queued */
         f->lazy_lo = UINTPTR_MAX;
         f->lazy_hi = 0;
+        s->in_pattern = s->src_host != NULL;
     }
     s->left += n;
     if (stream_done(s)) {
@@ -269,48 +280,6 @@ static inline bool ranges_meet(uintptr_t lo, uintptr_t hi, uintptr_t lo2,
                                uintptr_t hi2)
 {
     return lo < hi2 && lo2 < hi;
-}
-
-/*
- * Before the run writes len bytes of device memory at addr: a deferred
- * firing reading mapped memory there is finished, and queued sticks of
- * lazy FIFOs mapped there are copied into their slots, so they keep the
- * bytes they had when they entered.  Where the write lands is found by
- * mapping it; when it cannot be mapped, everything is assumed to meet it.
- */
-static void before_write(struct run *r, uint64_t addr, size_t len)
-{
-    const uint8_t *p;
-    uintptr_t lo, hi;
-    bool any;
-
-    if (!r->num_lazy) {
-        return;
-    }
-    p = r->mem->map(r->mem->opaque, addr, len);
-    any = !p;
-    lo = (uintptr_t)p;
-    hi = lo + len;
-    if (r->busy_slot >= 0 && r->busy_lo < r->busy_hi &&
-        (any || ranges_meet(lo, hi, r->busy_lo, r->busy_hi))) {
-        pool_finish(r->env.pool);
-        r->busy_slot = -1;
-    }
-    if (r->memo.a && (any || ranges_meet(lo, hi, r->memo.lo, r->memo.hi))) {
-        r->memo.a = NULL;
-    }
-    matmul_bcache_forget(&r->bcache, lo, hi, any);
-    if (!any && !ranges_meet(lo, hi, r->lazy_lo, r->lazy_hi)) {
-        return;
-    }
-    for (unsigned i = 0; i < r->num_lazy; i++) {
-        struct fifo *f = r->lazy[i];
-
-        if (f->lazy_lo < f->lazy_hi &&
-            (any || ranges_meet(lo, hi, f->lazy_lo, f->lazy_hi))) {
-            fifo_materialize(f, f->count);
-        }
-    }
 }
 
 /* Sticks may enter stream s once the stream it waits for has finished. */
@@ -576,26 +545,15 @@ static uint32_t pattern_run(const struct endpoint *ep, struct pat_cursor *cur,
     return run;
 }
 
-/*
- * A lazy FIFO keeps where the run sticks from slot pos lie, p (NULL: not
- * mapped, they hold their bytes); false if they are not mapped.
- */
-static bool fifo_put_mapped(struct run *r, struct fifo *f, uint32_t pos,
-                            const uint8_t *p, uint32_t run)
+/* Lazy FIFO f now queues sticks mapped in host memory lo .. hi. */
+static void fifo_note_mapped(struct run *r, struct fifo *f, uintptr_t lo,
+                             uintptr_t hi)
 {
-    size_t bytes = (size_t)run * STICK_BYTES;
-
-    for (uint32_t j = 0; j < run; j++) {
-        f->src[pos + j] = p ? p + (size_t)j * STICK_BYTES : NULL;
+    if (lo < f->lazy_lo) {
+        f->lazy_lo = lo;
     }
-    if (!p) {
-        return false;
-    }
-    if ((uintptr_t)p < f->lazy_lo) {
-        f->lazy_lo = (uintptr_t)p;
-    }
-    if ((uintptr_t)p + bytes > f->lazy_hi) {
-        f->lazy_hi = (uintptr_t)p + bytes;
+    if (hi > f->lazy_hi) {
+        f->lazy_hi = hi;
     }
     if (f->lazy_lo < r->lazy_lo) {
         r->lazy_lo = f->lazy_lo;
@@ -603,6 +561,125 @@ static bool fifo_put_mapped(struct run *r, struct fifo *f, uint32_t pos,
     if (f->lazy_hi > r->lazy_hi) {
         r->lazy_hi = f->lazy_hi;
     }
+}
+
+/*
+ * Write where the queued sticks of an in_pattern stream lie into its
+ * FIFO's src (those not written yet), for what reads them one by one.
+ */
+static void spell_out(struct stream_run *s)
+{
+    const struct endpoint *ep = &s->desc->src;
+    struct fifo *f = &s->fifo;
+    uint32_t i = s->spelled > s->left ? s->spelled : s->left;
+    uint32_t pos = (f->head + (i - s->left)) % f->cap;
+
+    if (!s->in_pattern) {
+        return;
+    }
+    if (s->spell_cur.index != i) {
+        cursor_seek(ep, &s->spell_cur, i);
+    }
+    while (i < s->entered) {
+        const uint8_t *p = s->src_host + (s->spell_cur.off - ep->min_off);
+        uint32_t max =
+            s->entered - i < f->cap - pos ? s->entered - i : f->cap - pos;
+        uint32_t run = pattern_run(ep, &s->spell_cur, max, true);
+
+        for (uint32_t j = 0; j < run; j++) {
+            f->src[pos + j] = p + (size_t)j * STICK_BYTES;
+        }
+        i += run;
+        pos = pos + run == f->cap ? 0 : pos + run;
+    }
+    s->spelled = s->entered;
+}
+
+/*
+ * Copy the first n queued sticks of lazy stream s into their FIFO slots:
+ * they no longer lie where the pattern puts them.
+ */
+static void stream_materialize(struct stream_run *s, uint32_t n)
+{
+    spell_out(s);
+    if (n) {
+        s->in_pattern = false;
+    }
+    fifo_materialize(&s->fifo, n);
+}
+
+/*
+ * The n sticks a source in_pattern lets enter its FIFO: nothing to move;
+ * its whole mapped extent counts as queued (a superset is safe).
+ */
+static void enter_in_pattern(struct run *r, struct stream_run *s)
+{
+    const struct endpoint *ep = &s->desc->src;
+    uintptr_t lo = (uintptr_t)s->src_host;
+
+    fifo_note_mapped(r, &s->fifo, lo,
+                     lo + (uintptr_t)(ep->max_off - ep->min_off) + STICK_BYTES);
+}
+
+/*
+ * Before the run writes len bytes of device memory at addr: a deferred
+ * firing reading mapped memory there is finished, and queued sticks of
+ * lazy FIFOs mapped there are copied into their slots, so they keep the
+ * bytes they had when they entered.  Where the write lands is found by
+ * mapping it; when it cannot be mapped, everything is assumed to meet it.
+ */
+static void before_write(struct run *r, uint64_t addr, size_t len)
+{
+    const uint8_t *p;
+    uintptr_t lo, hi;
+    bool any;
+
+    if (!r->num_lazy) {
+        return;
+    }
+    p = r->mem->map(r->mem->opaque, addr, len);
+    any = !p;
+    lo = (uintptr_t)p;
+    hi = lo + len;
+    if (r->busy_slot >= 0 && r->busy_lo < r->busy_hi &&
+        (any || ranges_meet(lo, hi, r->busy_lo, r->busy_hi))) {
+        pool_finish(r->env.pool);
+        r->busy_slot = -1;
+    }
+    if (r->memo.a && (any || ranges_meet(lo, hi, r->memo.lo, r->memo.hi))) {
+        r->memo.a = NULL;
+    }
+    matmul_bcache_forget(&r->bcache, lo, hi, any);
+    if (!any && !ranges_meet(lo, hi, r->lazy_lo, r->lazy_hi)) {
+        return;
+    }
+    for (unsigned i = 0; i < r->num_lazy; i++) {
+        struct fifo *f = &r->lazy[i]->fifo;
+
+        if (f->lazy_lo < f->lazy_hi &&
+            (any || ranges_meet(lo, hi, f->lazy_lo, f->lazy_hi))) {
+            stream_materialize(r->lazy[i], f->count);
+        }
+    }
+}
+
+/*
+ * A lazy FIFO keeps where the run sticks from slot pos lie, p (NULL: not
+ * mapped, they hold their bytes); false if they are not mapped.
+ */
+static bool fifo_put_mapped(struct run *r, struct fifo *f, uint32_t pos,
+                            const uint8_t *p, uint32_t run)
+{
+    if (!p) {
+        memset(&f->src[pos], 0, run * sizeof(*f->src));
+        return false;
+    }
+    /* One loop without a branch: it vectorizes. */
+    for (uint32_t j = 0; j < run; j++) {
+        f->src[pos + j] = p + (size_t)j * STICK_BYTES;
+    }
+    fifo_note_mapped(r, f, (uintptr_t)p,
+                     (uintptr_t)p + (size_t)run * STICK_BYTES);
     return true;
 }
 
@@ -734,11 +811,16 @@ static enum spyre_engine_status fire_src(struct run *r, struct agent *a,
 
     if (s->fifo.src && !s->src_host_tried) {
         src_map_extent(r, s);
+        s->in_pattern = s->src_host != NULL;
     }
     x = stream_transfer(a, cr, s, true);
-    st = move_sticks(r, &x, s->fifo.count, s->entered, n);
-    if (st) {
-        return st;
+    if (s->in_pattern) {
+        enter_in_pattern(r, s);
+    } else {
+        st = move_sticks(r, &x, s->fifo.count, s->entered, n);
+        if (st) {
+            return st;
+        }
     }
     stream_ports(s->desc, true, port);
     /* Requests to the DRAM are the DRAM model's (bursts, turnaround). */
@@ -833,6 +915,7 @@ static void fire_ring(struct run *r, struct agent *a, uint64_t t, uint32_t n,
     uint64_t port_ticks = timing_port_ticks(r->t, bytes, 0);
     bool port[2];
 
+    spell_out(&cr->streams[a->index]);
     stream_ports(d, false, port);
     *done =
         max_u64(hold_ports(r, cr, port, t, bytes, 0),
@@ -934,19 +1017,54 @@ static bool fifo_rows(const struct fifo *f, uint32_t n, uint32_t row_sticks,
         stride = p1 - p0;
     }
     for (uint32_t i = 0; i < rows; i++) {
-        uintptr_t want = p0 + i * stride;
+        uintptr_t want = p0 + i * stride, differ = 0;
 
-        for (uint32_t j = 0; j < row_sticks; j++, want += STICK_BYTES) {
-            if ((uintptr_t)src[pos] != want) {
-                return false;
+        /*
+         * A row that does not wrap is compared without a branch per stick
+         * (the loop vectorizes); one that wraps, stick by stick.
+         */
+        if (pos + row_sticks <= f->cap) {
+            for (uint32_t j = 0; j < row_sticks; j++) {
+                differ |= (uintptr_t)src[pos + j] ^ (want + j * STICK_BYTES);
             }
-            if (++pos == f->cap) {
-                pos = 0;
+            pos = pos + row_sticks == f->cap ? 0 : pos + row_sticks;
+        } else {
+            for (uint32_t j = 0; j < row_sticks; j++, want += STICK_BYTES) {
+                differ |= (uintptr_t)src[pos] ^ want;
+                pos = pos + 1 == f->cap ? 0 : pos + 1;
             }
+        }
+        if (differ) {
+            return false;
         }
     }
     *p = src[f->head];
     *row = stride;
+    return true;
+}
+
+/*
+ * fifo_rows for a stream in_pattern, from its pattern: the first n queued
+ * sticks are whole innermost rows of row_sticks contiguous sticks, within
+ * one run of the next dimension at a positive stride.  Other shapes spell
+ * the FIFO out and ask fifo_rows.
+ */
+static bool pattern_rows(struct stream_run *s, uint32_t n, uint32_t row_sticks,
+                         const uint8_t **p, size_t *row)
+{
+    const struct endpoint *ep = &s->desc->src;
+    uint32_t rows = n / row_sticks;
+    struct pat_cursor c;
+
+    cursor_seek(ep, &c, s->left);
+    if (ep->stride[0] != STICK_BYTES || ep->count[0] != row_sticks ||
+        c.i[0] != 0 ||
+        (rows > 1 && (ep->count[1] - c.i[1] < rows || ep->stride[1] <= 0))) {
+        spell_out(s);
+        return fifo_rows(&s->fifo, n, row_sticks, p, row);
+    }
+    *p = s->src_host + (c.off - ep->min_off);
+    *row = rows > 1 ? (size_t)ep->stride[1] : 0;
     return true;
 }
 
@@ -962,13 +1080,16 @@ struct op_inputs {
  * (fifo_rows); r->busy_lo .. busy_hi then covers it.
  */
 static bool input_in_place(struct run *r, const struct op_desc *op, unsigned i,
-                           struct fifo *f, struct op_inputs *in)
+                           struct stream_run *s, struct op_inputs *in)
 {
     /* A's rows are K elements, B's N (only matmuls have lazy inputs). */
     uint32_t rs = sticks_for(i ? op->row_elems : op->k, op->dtype_in);
     uintptr_t lo, hi;
 
-    if (!fifo_rows(f, op->in_sticks[i], rs, &in->p[i], &in->row[i])) {
+    if (s->in_pattern
+            ? !pattern_rows(s, op->in_sticks[i], rs, &in->p[i], &in->row[i])
+            : !fifo_rows(&s->fifo, op->in_sticks[i], rs, &in->p[i],
+                         &in->row[i])) {
         return false;
     }
     lo = (uintptr_t)in->p[i];
@@ -992,13 +1113,14 @@ static uint8_t *gather_inputs(struct run *r, struct core_run *cr,
     r->busy_lo = UINTPTR_MAX;
     r->busy_hi = 0;
     for (unsigned i = 0; i < op->num_in; i++) {
-        struct fifo *f = &cr->streams[op->in[i]].fifo;
+        struct stream_run *s = &cr->streams[op->in[i]];
+        struct fifo *f = &s->fifo;
 
         if (f->src) {
-            if (input_in_place(r, op, i, f, in)) {
+            if (input_in_place(r, op, i, s, in)) {
                 continue;
             }
-            fifo_materialize(f, op->in_sticks[i]);
+            stream_materialize(s, op->in_sticks[i]);
         }
         in->p[i] = fifo_front(f, op->in_sticks[i], &spare);
     }
@@ -1573,7 +1695,7 @@ static enum spyre_engine_status setup_core(struct run *r, unsigned slot,
                 arena_alloc(r->arena, s->fifo.cap * sizeof(*s->fifo.src));
             s->fifo.lazy_lo = UINTPTR_MAX;
             s->fifo.lazy_hi = 0;
-            r->lazy[r->num_lazy++] = &s->fifo;
+            r->lazy[r->num_lazy++] = s;
         }
         /* What the program can see of the scratchpad starts as zeros. */
         if (src->kind == SPK_EP_SCRATCH) {
