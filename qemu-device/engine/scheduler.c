@@ -609,8 +609,8 @@ static void stream_materialize(struct stream_run *s, uint32_t n)
 }
 
 /*
- * The n sticks a source in_pattern lets enter its FIFO: nothing to move;
- * its whole mapped extent counts as queued (a superset is safe).
+ * Sticks entering the FIFO of a source in_pattern: nothing moves; the
+ * source's whole mapped extent counts as queued (a superset is safe).
  */
 static void enter_in_pattern(struct run *r, struct stream_run *s)
 {
@@ -674,7 +674,7 @@ static bool fifo_put_mapped(struct run *r, struct fifo *f, uint32_t pos,
         memset(&f->src[pos], 0, run * sizeof(*f->src));
         return false;
     }
-    /* One loop without a branch: it vectorizes. */
+    /* No branch per stick. */
     for (uint32_t j = 0; j < run; j++) {
         f->src[pos + j] = p + (size_t)j * STICK_BYTES;
     }
@@ -1020,8 +1020,8 @@ static bool fifo_rows(const struct fifo *f, uint32_t n, uint32_t row_sticks,
         uintptr_t want = p0 + i * stride, differ = 0;
 
         /*
-         * A row that does not wrap is compared without a branch per stick
-         * (the loop vectorizes); one that wraps, stick by stick.
+         * A row that does not wrap is compared without a branch or a wrap
+         * test per stick; one that wraps, stick by stick.
          */
         if (pos + row_sticks <= f->cap) {
             for (uint32_t j = 0; j < row_sticks; j++) {
