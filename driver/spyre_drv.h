@@ -73,12 +73,6 @@ struct spyre_drm_device {
 	 * reset run here, one at a time.
 	 */
 	struct workqueue_struct *reset_wq;
-	/*
-	 * The schedulers' run_job and free_job: per CPU and high priority, so
-	 * a SUBMIT's run_job runs on the submitting CPU instead of waking an
-	 * idle one (spyre_queues_init).
-	 */
-	struct workqueue_struct *submit_wq;
 	/* Protects the card's registers against a reset (and clock) */
 	struct mutex reset_lock;
 	unsigned int reset_count;

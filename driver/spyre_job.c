@@ -12,12 +12,10 @@
 #include <linux/dma-resv.h>
 #include <linux/interrupt.h>
 #include <linux/slab.h>
-#include <linux/workqueue.h>
 
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
-#include <drm/drm_managed.h>
 #include <drm/drm_print.h>
 #include <drm/drm_syncobj.h>
 #include <kunit/visibility.h>
@@ -482,35 +480,13 @@ int spyre_queues_hw_init(struct spyre_drm_device *sdev)
 	return 0;
 }
 
-static void spyre_submit_wq_release(struct drm_device *dev, void *arg)
-{
-	struct spyre_drm_device *sdev = arg;
-
-	destroy_workqueue(sdev->submit_wq);
-}
-
 int spyre_queues_init(struct spyre_drm_device *sdev)
 {
 	int i, ret;
 
-	/*
-	 * Not drm_sched's default (an ordered, so unbound, workqueue): its
-	 * worker may sit on another CPU, which the SUBMIT then has to wake.
-	 * A null job took 123-185 us that way against 85-117 us with this
-	 * one (three alternating rounds in the emulated guest, docs/ops.md).
-	 * run_job and free_job touch nothing of each other's job.
-	 */
-	sdev->submit_wq = alloc_workqueue("spyre-submit-%s", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0,
-					  pci_name(sdev->pdev));
-	if (!sdev->submit_wq)
-		return -ENOMEM;
-	ret = drmm_add_action_or_reset(&sdev->drm, spyre_submit_wq_release, sdev);
-	if (ret)
-		return ret;
 	for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
 		struct spyre_queue *q = &sdev->queues[i];
 		const struct drm_sched_init_args args = {
-			.submit_wq = sdev->submit_wq,
 			.ops = &spyre_sched_ops,
 			.timeout_wq = sdev->reset_wq,
 			.num_rqs = DRM_SCHED_PRIORITY_COUNT,
