@@ -563,6 +563,16 @@ static void fifo_note_mapped(struct run *r, struct fifo *f, uintptr_t lo,
     }
 }
 
+/* Slots pos .. pos + run - 1 of lazy FIFO f hold the sticks from p on. */
+static void fifo_put_addresses(struct fifo *f, uint32_t pos, const uint8_t *p,
+                               uint32_t run)
+{
+    /* No branch per stick. */
+    for (uint32_t j = 0; j < run; j++) {
+        f->src[pos + j] = p + (size_t)j * STICK_BYTES;
+    }
+}
+
 /*
  * Write where the queued sticks of an in_pattern stream lie into its
  * FIFO's src (those not written yet), for what reads them one by one.
@@ -571,12 +581,13 @@ static void spell_out(struct stream_run *s)
 {
     const struct endpoint *ep = &s->desc->src;
     struct fifo *f = &s->fifo;
-    uint32_t i = s->spelled > s->left ? s->spelled : s->left;
-    uint32_t pos = (f->head + (i - s->left)) % f->cap;
+    uint32_t i, pos;
 
     if (!s->in_pattern) {
         return;
     }
+    i = s->spelled > s->left ? s->spelled : s->left;
+    pos = (f->head + (i - s->left)) % f->cap;
     if (s->spell_cur.index != i) {
         cursor_seek(ep, &s->spell_cur, i);
     }
@@ -586,9 +597,7 @@ static void spell_out(struct stream_run *s)
             s->entered - i < f->cap - pos ? s->entered - i : f->cap - pos;
         uint32_t run = pattern_run(ep, &s->spell_cur, max, true);
 
-        for (uint32_t j = 0; j < run; j++) {
-            f->src[pos + j] = p + (size_t)j * STICK_BYTES;
-        }
+        fifo_put_addresses(f, pos, p, run);
         i += run;
         pos = pos + run == f->cap ? 0 : pos + run;
     }
@@ -674,10 +683,7 @@ static bool fifo_put_mapped(struct run *r, struct fifo *f, uint32_t pos,
         memset(&f->src[pos], 0, run * sizeof(*f->src));
         return false;
     }
-    /* No branch per stick. */
-    for (uint32_t j = 0; j < run; j++) {
-        f->src[pos + j] = p + (size_t)j * STICK_BYTES;
-    }
+    fifo_put_addresses(f, pos, p, run);
     fifo_note_mapped(r, f, (uintptr_t)p,
                      (uintptr_t)p + (size_t)run * STICK_BYTES);
     return true;
