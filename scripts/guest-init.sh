@@ -9,6 +9,7 @@
 #   SPYRE_WORKDIR=<base64> where the command (or the shell) starts
 #   SPYRE_USER_UID=<uid>   load the driver, then run the command as user
 #                          'spyre' (this uid), in group 'render'
+#   SPYRE_STDIN=1          the command reads /dev/ttyS1 (vm-run.sh --stdin)
 /bin/busybox --install -s /bin
 export PATH=/usr/bin:/bin:/sbin:/usr/sbin HOME=/root
 mount -t proc proc /proc
@@ -61,6 +62,8 @@ shell)
 	out=/dev/ttyS1
 	stty -F $out raw -echo 2>/dev/null
 	cmd=$(echo "$SPYRE_CMD" | base64 -d)
+	in=/dev/console
+	[ -z "$SPYRE_STDIN" ] || in=$out
 	if [ -n "$share_failed" ]; then
 		# The command would run without the files it names.
 		echo "$share_failed" > $out
@@ -73,14 +76,14 @@ shell)
 			else
 				accel_policy
 				# su keeps the exit status: 128 + N for a signal N.
-				su -s /bin/sh spyre -c "cd \"\$0\" && $cmd" "$workdir"
+				su -s /bin/sh spyre -c "cd \"\$0\" && $cmd" "$workdir" < $in
 				rc=$?
 			fi
 			echo "$rc" > /tmp/rc
 		} > $out 2>&1
 		rc=$(cat /tmp/rc)
 	else
-		(cd "$workdir" && sh -c "$cmd") > $out 2>&1
+		(cd "$workdir" && sh -c "$cmd") < $in > $out 2>&1
 		rc=$?
 	fi
 	echo "SPYRE-EXIT-$SPYRE_NONCE $rc" > $out

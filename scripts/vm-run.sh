@@ -4,7 +4,7 @@
 #
 # usage: vm-run.sh [--kernel stock|debug] [--mem-size SIZE] [--cards N]
 #                  [--timeout SECONDS] [--share DIR] [--workdir DIR] [--user]
-#                  [--shell] [--distro [--disk FILE]] [--] COMMAND...
+#                  [--stdin] [--shell] [--distro [--disk FILE]] [--] COMMAND...
 #   --kernel    Debian's 6.12 kernel (default) or the debug kernel
 #   --mem-size  the card's device memory (QEMU size syntax, default 2G)
 #   --cards     how many Spyre cards, each on its own root port (default 1)
@@ -15,6 +15,9 @@
 #   --user      load the driver, then run COMMAND as the unprivileged user
 #               'spyre' (the caller's uid, or 1000 for root), a member of
 #               group 'render', which may open /dev/accel/* (mode 0660)
+#   --stdin     COMMAND reads this script's standard input (the guest's
+#               /dev/ttyS1, raw, no echo), e.g. a benchmark paced by its
+#               caller; without it the guest sees no input (busybox guest)
 #   --shell     interactive guest shell on this terminal instead of COMMAND
 #   --distro    boot the Debian 13 guest (build-debian-guest.sh builds it
 #               once) instead of the busybox one: systemd, udev, Debian's
@@ -41,6 +44,7 @@ workdir=
 user_uid=
 distro=0
 disk=
+stdin=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--share) share=$2; shift 2 ;;
@@ -50,6 +54,7 @@ while [ $# -gt 0 ]; do
 	--cards) cards=$2; shift 2 ;;
 	--kernel) flavour=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
+	--stdin) stdin=1; shift ;;
 	--shell) mode=shell; shift ;;
 	--distro) distro=1; shift ;;
 	--disk) disk=$2; shift 2 ;;
@@ -71,6 +76,7 @@ build=$SPYRE_BUILD
 qemu=$SPYRE_CACHE/qemu-build/qemu-system-x86_64
 guest_mem=1G
 if [ $distro = 1 ]; then
+	[ $stdin = 0 ] || { echo "vm-run: --stdin works with the busybox guest, not --distro" >&2; exit 2; }
 	[ $flavour = stock ] || { echo "vm-run: --distro boots Debian 13's own kernel" >&2; exit 2; }
 	image=$("$SPYRE_TOP/scripts/build-debian-guest.sh")
 	kernel=$image/vmlinuz
@@ -94,6 +100,7 @@ append="console=ttyS0 quiet panic=-1 SPYRE_MODE=$mode SPYRE_NONCE=$nonce SPYRE_C
 # Paths go base64-encoded: the kernel command line splits on spaces.
 [ -z "$workdir" ] || append+=" SPYRE_WORKDIR=$(printf '%s' "$workdir" | base64 -w0)"
 [ -z "$user_uid" ] || append+=" SPYRE_USER_UID=$user_uid"
+[ $stdin = 0 ] || append+=" SPYRE_STDIN=1"
 share_args=()
 if [ -n "$share" ]; then
 	[ -d "$share" ] || { echo "vm-run: --share $share is not a directory" >&2; exit 2; }
@@ -158,18 +165,30 @@ stop_guest() {
 	exit 130
 }
 trap stop_guest INT TERM HUP
+# QEMU's stdin: the caller's with --stdin (kept on fd 3: a background job's
+# stdin would be /dev/null), else none.
+if [ $stdin = 1 ]; then
+	exec 3<&0
+else
+	exec 3< /dev/null
+fi
+# mawk (Debian's default awk) fills its whole input buffer before it
+# handles a line; -W interactive passes each line on as it comes, which a
+# caller pacing the guest through --stdin waits for.
+awk_lines=()
+! awk -W version 2>&1 | grep -q mawk || awk_lines=(-W interactive)
 boot() {
 	local fifo=$vmdir/out.$nonce apid
 	rm -f "$rcfile" "$fifo"
 	mkfifo "$fifo"
 	set +e
-	awk -v tag="SPYRE-EXIT-$nonce" -v rcfile="$rcfile" '
+	awk "${awk_lines[@]}" -v tag="SPYRE-EXIT-$nonce" -v rcfile="$rcfile" '
 		$1 == tag && NF == 2 { print $2 > rcfile; next }
 		{ print; fflush() }' < "$fifo" &
 	apid=$!
 	timeout -k 10 "$timeout_s" "$qemu" "${qemu_args[@]}" \
 		-serial "file:$console" -chardev stdio,id=out,signal=off -serial chardev:out \
-		< /dev/null > "$fifo" &
+		<&3 > "$fifo" &
 	qpid=$!
 	wait "$qpid"
 	qrc=$?

@@ -21,7 +21,13 @@
  * transpose, scores = q K^T (Wq pre-scaled by 1/sqrt(64)), + causal mask
  * (prefill), softmax, p V, then o += head . Wo_h; x += o; rmsnorm; x += MLP.
  *
- * usage: decoder [--json] [layers prompt steps]   (default 2 64 16)
+ * With --paced ROUNDS it only times graph prefills for a benchmark that
+ * interleaves them with its own work: per round it prints
+ * "SPYRE-PACED-READY r", waits for a line on standard input, replays the
+ * prefill graph once and prints "SPYRE-PACED-MS r <wall ms>" (launch to
+ * synchronize; no events around it).
+ *
+ * usage: decoder [--json | --paced ROUNDS] [layers prompt steps]   (default 2 64 16)
  */
 #include <math.h>
 #include <stdio.h>
@@ -245,6 +251,30 @@ static spyre_graph_exec *capture(void (*fn)(void *, int), int i, uint32_t *nodes
 	return ge;
 }
 
+/* --paced: rounds of one graph prefill, each started by a line on stdin; 0 or 1. */
+static int paced_prefills(int rounds)
+{
+	char line[64];
+
+	for (int r = 0; r < rounds; r++) {
+		double t0;
+
+		printf("SPYRE-PACED-READY %d\n", r);
+		fflush(stdout);
+		if (!fgets(line, sizeof(line), stdin)) {
+			fprintf(stderr, "decoder: --paced: standard input ended before round %d of %d\n",
+				r, rounds);
+			return 1;
+		}
+		t0 = now();
+		prefill_graph(NULL, 0);
+		CHECK(spyre_stream_synchronize(st));
+		printf("SPYRE-PACED-MS %d %.4f\n", r, (now() - t0) * 1e3);
+	}
+	fflush(stdout);
+	return 0;
+}
+
 /* Per-round speedups spread widely on a shared host: 21 keep the median steady. */
 #define ROUNDS 21
 
@@ -316,16 +346,24 @@ static void reset_decode_input(void)
 
 int main(int argc, char **argv)
 {
-	int json = argc > 1 && !strcmp(argv[1], "--json"), a = json ? 2 : 1;
+	int json = argc > 1 && !strcmp(argv[1], "--json"), a = json ? 2 : 1, paced = 0, rc;
 	struct timing pe, pg, de, dg, t[4][ROUNDS];
 	double layer_prefill[MAX_LAYERS], layer_decode[MAX_LAYERS];
 	spyre_clock clock;
 	double ratio[2][ROUNDS], prefill_x, decode_x;
 	uint32_t nodes_prefill = 0, nodes_step = 0;
-	void *out_eager, *out_graph;
+	void *out_eager = NULL, *out_graph = NULL;
 	float *hmask;
 	int same;
 
+	if (argc > 2 && !strcmp(argv[1], "--paced")) {
+		paced = atoi(argv[2]);
+		a = 3;
+		if (paced < 1) {
+			fprintf(stderr, "decoder: --paced takes a number of rounds, at least 1\n");
+			return 2;
+		}
+	}
 	nlayers = argc > a + 2 ? (unsigned)atoi(argv[a]) : 2;
 	prompt = argc > a + 2 ? (uint32_t)atoi(argv[a + 1]) : 64;
 	steps = argc > a + 2 ? (uint32_t)atoi(argv[a + 2]) : 16;
@@ -396,6 +434,10 @@ int main(int argc, char **argv)
 	for (uint32_t i = 0; i < steps; i++)
 		step_graph(NULL, (int)i);
 	CHECK(spyre_stream_synchronize(st));
+	if (paced) {
+		rc = paced_prefills(paced);
+		goto out;
+	}
 
 	/*
 	 * ROUNDS rounds, each timing eager then graph for the prefill and for
@@ -479,6 +521,8 @@ int main(int argc, char **argv)
 		       decode_x, prefill_x, steps / dg.wall_s, steps / de.wall_s, prompt / pg.wall_s,
 		       pg.wall_s * 1e3, least(ratio[1]),
 		       most(ratio[1]), least(ratio[0]), most(ratio[0]));
+	rc = same ? 0 : 1;
+out:
 	for (uint32_t i = 0; i < steps; i++)
 		spyre_graph_exec_destroy(g_step[i]);
 	spyre_graph_exec_destroy(g_prefill);
@@ -489,5 +533,5 @@ int main(int argc, char **argv)
 	free(out_graph);
 	free(hmask);
 	free(g_step);
-	return same ? 0 : 1;
+	return rc;
 }

@@ -23,6 +23,14 @@
  *   the host engine with the same threads, in turn: device.prefill_in_order_ms
  *   and device.prefill_vs_engine with .min and .max; QEMU's log beside the
  *   results)
+ *        ops-bench --guest VM_RUN RESULTS_JSON [ROUNDS]
+ *   (the decoder example's graph prefill in the guest, `decoder --paced`
+ *   under VM_RUN (scripts/vm-run.sh --stdin), and the same prefill's kernels
+ *   on the host engine in the graph's order with QEMU's engine threads, in
+ *   turn for ROUNDS rounds (default 21): runtime.graph_prefill_vs_engine
+ *   (median of the rounds' guest / host ratios, .min, .max),
+ *   runtime.graph_prefill_wall_ms and runtime.graph_prefill_engine_ms
+ *   (the medians); the guest's other output goes to standard output)
  *        ops-bench --matmul-sweep [MxKxN ...]
  *   (fp16 matmuls of the given shapes, or a default list of small to
  *   large and odd shapes: for each the tiling libspyre picks, its
@@ -35,10 +43,13 @@
  * host_threads (default 0, every CPU; 1 gives CPU times that other load on
  * the machine hardly disturbs).
  */
+#include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -450,13 +461,16 @@ static void prefill_free(struct prefill *pf)
 	}
 }
 
-static int prefill_setup(struct prefill *pf)
+/* host_threads: the engine's, or 0 for bench_config's. */
+static int prefill_setup(struct prefill *pf, unsigned host_threads)
 {
 	uint64_t junk[OPS_MAX_OPERANDS];
 	unsigned uses[NUM_SPECS] = { 0 }, nops;
 
 	memset(pf, 0, sizeof(*pf));
 	bench_config(&pf->cfg);
+	if (host_threads)
+		pf->cfg.host_threads = host_threads;
 	mem_top = 0;
 	pf->n = prefill_steps(pf->step);
 	for (unsigned i = 0; i < pf->n; i++)
@@ -512,7 +526,7 @@ static double bench_prefill_in_order(int reps)
 	struct prefill pf = { 0 };
 	double *t = calloc((size_t)reps, sizeof(double)), ms = -1;
 
-	if (!t || prefill_setup(&pf))
+	if (!t || prefill_setup(&pf, 0))
 		goto out;
 	for (int rep = -2; rep < reps; rep++) {
 		double s = host_pass(&pf);
@@ -619,6 +633,33 @@ static double qemu_pass(uint32_t *idx, unsigned launches)
 }
 
 /*
+ * Write json: the rows names[i] = ms[i] (ms), then NAME (unit: the median of
+ * the n sorted ratios), NAME.min and NAME.max; 0, or -1 when it cannot.
+ */
+static int write_ratio_json(const char *json, const char *const *names, const double *ms,
+			    unsigned nms, const char *name, const char *unit, const double *sorted,
+			    int n)
+{
+	FILE *f = fopen(json, "w");
+
+	if (!f) {
+		perror(json);
+		return -1;
+	}
+	fprintf(f, "[\n");
+	for (unsigned i = 0; i < nms; i++)
+		fprintf(f, "  {\"name\": \"%s\", \"value\": %.4f, \"unit\": \"ms\"},\n", names[i],
+			ms[i]);
+	fprintf(f, "  {\"name\": \"%s\", \"value\": %.4f, \"unit\": \"%s\"},\n", name,
+		sorted[n / 2], unit);
+	fprintf(f, "  {\"name\": \"%s.min\", \"value\": %.4f, \"unit\": \"ratio\"},\n", name,
+		sorted[0]);
+	fprintf(f, "  {\"name\": \"%s.max\", \"value\": %.4f, \"unit\": \"ratio\"}\n]\n", name,
+		sorted[n - 1]);
+	return fclose(f) ? -1 : 0;
+}
+
+/*
  * --qemu: the prefill in the graph's order in QEMU (qtest) and on the host
  * engine with the same threads, in turn for `reps` rounds; writes
  * device.prefill_in_order_ms and device.prefill_vs_engine (median, .min,
@@ -634,9 +675,8 @@ static int qemu_compare(const char *qemu, const char *json, char **qemu_args, in
 	unsigned launches;
 	uint32_t idx = 0;
 	int rc = 1;
-	FILE *f;
 
-	if (!q || !extra || prefill_setup(&pf))
+	if (!q || !extra || prefill_setup(&pf, 0))
 		goto out;
 	snprintf(threads_arg, sizeof(threads_arg), "spyre.engine-threads=%u",
 		 pf.cfg.host_threads ? pf.cfg.host_threads : (unsigned)(cpus > 0 ? cpus : 1));
@@ -661,20 +701,13 @@ static int qemu_compare(const char *qemu, const char *json, char **qemu_args, in
 	printf("prefill in the graph's order, QEMU under qtest (no guest): %.3f ms, "
 	       "%.3f of the host engine's time (rounds %.3f-%.3f)\n", q[reps / 2], ratio[reps / 2],
 	       ratio[0], ratio[reps - 1]);
-	f = fopen(json, "w");
-	if (!f) {
-		perror(json);
-		goto out_stop;
+	{
+		const char *name = "device.prefill_in_order_ms";
+
+		if (write_ratio_json(json, &name, q + reps / 2, 1, "device.prefill_vs_engine",
+				     "ratio", ratio, reps))
+			goto out_stop;
 	}
-	fprintf(f, "[\n  {\"name\": \"device.prefill_in_order_ms\", \"value\": %.4f, "
-		"\"unit\": \"ms\"},\n", q[reps / 2]);
-	fprintf(f, "  {\"name\": \"device.prefill_vs_engine\", \"value\": %.4f, \"unit\": \"ratio\"},\n",
-		ratio[reps / 2]);
-	fprintf(f, "  {\"name\": \"device.prefill_vs_engine.min\", \"value\": %.4f, "
-		"\"unit\": \"ratio\"},\n", ratio[0]);
-	fprintf(f, "  {\"name\": \"device.prefill_vs_engine.max\", \"value\": %.4f, "
-		"\"unit\": \"ratio\"}\n]\n", ratio[reps - 1]);
-	fclose(f);
 	rc = 0;
 out_stop:
 	card_stop();
@@ -682,6 +715,129 @@ out:
 	prefill_free(&pf);
 	free(extra);
 	free(q);
+	return rc;
+}
+
+/* Start `vm_run --stdin -- cmd` with SPYRE_QEMU_ARGS qemu_args; its pid, *in, *out. */
+static pid_t guest_start(const char *vm_run, const char *cmd, const char *qemu_args, FILE **in,
+			 FILE **out)
+{
+	int to[2], from[2];
+	pid_t pid;
+
+	if (pipe(to) || pipe(from))
+		die("pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (!pid) {
+		dup2(to[0], 0);
+		dup2(from[1], 1);
+		close(to[0]);
+		close(to[1]);
+		close(from[0]);
+		close(from[1]);
+		setenv("SPYRE_QEMU_ARGS", qemu_args, 1);
+		execl(vm_run, vm_run, "--stdin", "--timeout", "900", "--", cmd, (char *)NULL);
+		fprintf(stderr, "ops-bench: cannot run %s: %s\n", vm_run, strerror(errno));
+		_exit(127);
+	}
+	close(to[0]);
+	close(from[1]);
+	*in = fdopen(to[1], "w");
+	*out = fdopen(from[0], "r");
+	if (!*in || !*out)
+		die("fdopen: %s", strerror(errno));
+	return pid;
+}
+
+#define GUEST_WARMUPS 2
+
+/*
+ * --guest: the decoder's graph prefill in the guest (decoder --paced) and the
+ * host engine's pass over the same kernels in the graph's order, in turn: the
+ * guest says it is ready, the host runs its pass, then tells the guest to run
+ * one prefill.  QEMU's engine and the host pass get the same threads: QEMU's
+ * default beside vm-run.sh's 2 vCPUs (spyre_default_engine_threads), or
+ * SPYRE_OPS_BENCH_THREADS.
+ */
+static int guest_compare(const char *vm_run, const char *json, int rounds)
+{
+	int total = rounds + GUEST_WARMUPS, got = 0, rc = 1, status, r;
+	double *g = calloc(3 * (size_t)total, sizeof(double)), *h = g + total, *ratio = h + total;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned threads = cpus > 3 ? (unsigned)cpus - 2 : 1;
+	const char *more = getenv("SPYRE_QEMU_ARGS");
+	char cmd[128], qemu_args[1024], *line = NULL;
+	struct prefill pf = { 0 };
+	size_t cap = 0;
+	FILE *in, *out;
+	pid_t pid;
+
+	if (getenv("SPYRE_OPS_BENCH_THREADS"))
+		threads = (unsigned)atoi(getenv("SPYRE_OPS_BENCH_THREADS"));
+	if (!g || !threads || prefill_setup(&pf, threads))
+		goto out;
+	for (int w = 0; w < 2; w++)
+		if (host_pass(&pf) < 0)
+			goto out;
+	snprintf(cmd, sizeof(cmd), "modprobe spyre && decoder --paced %d", total);
+	snprintf(qemu_args, sizeof(qemu_args), "%s%s-global spyre.engine-threads=%u",
+		 more ? more : "", more ? " " : "", threads);
+	signal(SIGPIPE, SIG_IGN);	/* a guest that dies shows as a short count */
+	pid = guest_start(vm_run, cmd, qemu_args, &in, &out);
+	while (getline(&line, &cap, out) > 0) {
+		double v;
+
+		if (sscanf(line, "SPYRE-PACED-READY %d", &r) == 1 && r >= 0 && r < total) {
+			h[r] = host_pass(&pf);
+			fputs("go\n", in);
+			fflush(in);
+		} else if (sscanf(line, "SPYRE-PACED-MS %d %lf", &r, &v) == 2 && r == got &&
+			   r < total) {
+			g[got++] = v;
+		} else {
+			fputs(line, stdout);
+		}
+	}
+	fclose(in);
+	fclose(out);
+	waitpid(pid, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) || got != total) {
+		fprintf(stderr, "ops-bench: the guest ran %d of %d paced prefills (vm-run status "
+			"0x%x)\n", got, total, status);
+		goto out;
+	}
+	for (r = 0; r < rounds; r++) {
+		double hm = h[r + GUEST_WARMUPS] * 1e3;
+
+		if (hm <= 0)
+			goto out;
+		g[r] = g[r + GUEST_WARMUPS];
+		h[r] = hm;
+		ratio[r] = g[r] / hm;
+	}
+	qsort(g, (size_t)rounds, sizeof(double), cmp_double);
+	qsort(h, (size_t)rounds, sizeof(double), cmp_double);
+	qsort(ratio, (size_t)rounds, sizeof(double), cmp_double);
+	printf("decoder graph prefill in the guest: %.3f ms (median of %d), host engine in the "
+	       "graph's order (%u threads): %.3f ms; guest / host %.3f (rounds %.3f-%.3f)\n",
+	       g[rounds / 2], rounds, threads, h[rounds / 2], ratio[rounds / 2], ratio[0],
+	       ratio[rounds - 1]);
+	{
+		const char *names[] = { "runtime.graph_prefill_wall_ms",
+					"runtime.graph_prefill_engine_ms" };
+		double ms[] = { g[rounds / 2], h[rounds / 2] };
+
+		if (write_ratio_json(json, names, ms, 2, "runtime.graph_prefill_vs_engine",
+				     "ratio (goal <= 1.5)", ratio, rounds))
+			goto out;
+	}
+	rc = 0;
+out:
+	prefill_free(&pf);
+	free(line);
+	free(g);
 	return rc;
 }
 
@@ -766,6 +922,18 @@ int main(int argc, char **argv)
 	if (argc > 3 && !strcmp(argv[1], "--qemu")) {
 		test_mem_init(&mem, MEM_BYTES);
 		rc = qemu_compare(argv[2], argv[3], argv + 4, argc - 4, reps);
+		test_mem_fini(&mem);
+		return rc;
+	}
+	if (argc > 3 && !strcmp(argv[1], "--guest")) {
+		int rounds = argc > 4 ? atoi(argv[4]) : 21;
+
+		if (rounds < 1) {
+			fprintf(stderr, "ops-bench: --guest: ROUNDS must be at least 1\n");
+			return 2;
+		}
+		test_mem_init(&mem, MEM_BYTES);
+		rc = guest_compare(argv[2], argv[3], rounds);
 		test_mem_fini(&mem);
 		return rc;
 	}
