@@ -356,8 +356,8 @@ int main(int argc, char **argv)
 	float *hmask;
 	int same;
 
-	if (argc > 2 && !strcmp(argv[1], "--paced")) {
-		paced = atoi(argv[2]);
+	if (argc > 1 && !strcmp(argv[1], "--paced")) {
+		paced = argc > 2 ? atoi(argv[2]) : 0;
 		a = 3;
 		if (paced < 1) {
 			fprintf(stderr, "decoder: --paced takes a number of rounds, at least 1\n");
