@@ -176,7 +176,9 @@ fi
 # handles a line; -W interactive passes each line on as it comes, which a
 # caller pacing the guest through --stdin waits for.
 awk_lines=()
-! awk -W version 2>&1 | grep -q mawk || awk_lines=(-W interactive)
+case $(awk -W version 2>&1 || true) in
+*mawk*) awk_lines=(-W interactive) ;;
+esac
 boot() {
 	local fifo=$vmdir/out.$nonce apid
 	rm -f "$rcfile" "$fifo"
