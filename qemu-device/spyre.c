@@ -1047,13 +1047,8 @@ static bool spyre_check_params(SpyreState *s, Error **errp)
  */
 static uint32_t spyre_default_engine_threads(void)
 {
-    long host = sysconf(_SC_NPROCESSORS_ONLN);
-    long vcpus = MACHINE(qdev_get_machine())->smp.cpus;
-
-    if (host - vcpus < 1) {
-        return 1;
-    }
-    return MIN(host - vcpus, SPYRE_ENGINE_MAX_HOST_THREADS);
+    return spyre_engine_threads_beside(sysconf(_SC_NPROCESSORS_ONLN),
+                                       MACHINE(qdev_get_machine())->smp.cpus);
 }
 
 static void spyre_realize(PCIDevice *pdev, Error **errp)

@@ -25,6 +25,25 @@
 #define SPYRE_ENGINE_MAX_HOST_THREADS 64 /* host_threads is capped here */
 
 /*
+ * Host threads for the engine beside @busy_cpus threads that keep CPUs busy
+ * (a VM's vCPUs) on a host of @host_cpus: the CPUs they leave, at least 1,
+ * at most the cap.  QEMU's default engine-threads, and what a benchmark
+ * comparing against it uses.
+ */
+static inline unsigned spyre_engine_threads_beside(long host_cpus,
+                                                   long busy_cpus)
+{
+    long free_cpus = host_cpus - busy_cpus;
+
+    if (free_cpus < 1) {
+        return 1;
+    }
+    return free_cpus < SPYRE_ENGINE_MAX_HOST_THREADS
+               ? (unsigned)free_cpus
+               : SPYRE_ENGINE_MAX_HOST_THREADS;
+}
+
+/*
  * Timing parameters (docs/engine.md "Timing model" gives the source of
  * each).  Rates are per core unless they say otherwise.
  */

@@ -765,8 +765,8 @@ static int guest_compare(const char *vm_run, const char *json, int rounds)
 {
 	int total = rounds + GUEST_WARMUPS, got = 0, rc = 1, status, r;
 	double *g = calloc(3 * (size_t)total, sizeof(double)), *h = g + total, *ratio = h + total;
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	unsigned threads = cpus > 3 ? (unsigned)(cpus - 2) : 1;
+	/* QEMU's default beside vm-run.sh's -smp 2. */
+	unsigned threads = spyre_engine_threads_beside(sysconf(_SC_NPROCESSORS_ONLN), 2);
 	const char *more = getenv("SPYRE_QEMU_ARGS");
 	char cmd[128], qemu_args[1024], *line = NULL;
 	struct prefill pf = { 0 };
@@ -774,8 +774,6 @@ static int guest_compare(const char *vm_run, const char *json, int rounds)
 	FILE *in, *out;
 	pid_t pid;
 
-	if (threads > SPYRE_ENGINE_MAX_HOST_THREADS)	/* QEMU's cap on engine-threads */
-		threads = SPYRE_ENGINE_MAX_HOST_THREADS;
 	if (getenv("SPYRE_OPS_BENCH_THREADS"))
 		threads = (unsigned)atoi(getenv("SPYRE_OPS_BENCH_THREADS"));
 	/* The dropped warm-up rounds warm the host pass as well as the guest. */
