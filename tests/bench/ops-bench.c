@@ -815,6 +815,11 @@ static int guest_compare(const char *vm_run, const char *json, int rounds)
 		h[r] = hm;
 		ratio[r] = g[r] / hm;
 	}
+	/* In order, so a slow stretch on one side shows apart from a lone spike. */
+	printf("prefill rounds, guest / host ms:");
+	for (r = 0; r < rounds; r++)
+		printf(" %.2f/%.2f", g[r], h[r]);
+	printf("\n");
 	qsort(g, (size_t)rounds, sizeof(double), cmp_double);
 	qsort(h, (size_t)rounds, sizeof(double), cmp_double);
 	qsort(ratio, (size_t)rounds, sizeof(double), cmp_double);
