@@ -152,7 +152,9 @@ fi
 # last one is kept as console.log.
 console=$vmdir/console.$nonce.log
 rcfile=$vmdir/rc.$nonce
-trap 'mv -f "$console" "$vmdir/console.log" 2>/dev/null; [ -z "${disk_tmp:-}" ] || rm -f "$disk_tmp"' EXIT
+# An interrupted run leaves neither its output FIFO nor its status file.
+trap 'mv -f "$console" "$vmdir/console.log" 2>/dev/null; rm -f "$vmdir/out.$nonce" "$rcfile"
+	[ -z "${disk_tmp:-}" ] || rm -f "$disk_tmp"' EXIT
 
 # One boot; the command's output goes to stdout, its exit status to $rcfile.
 # QEMU runs under timeout(1) in the background so that an interrupt or a

@@ -25,7 +25,7 @@ run() {
 }
 
 echo "TAP version 13"
-echo "1..8"
+echo "1..9"
 
 # mktemp's 0700: the guest user (uid 1000 when the caller is root) may not
 # enter it, and spyre-vm says so before booting anything.
@@ -101,6 +101,28 @@ if [ $rc = 124 ] && grep -q 'hang.sh did not finish within 30s' <<< "$out" &&
 	ok "a hanging program is stopped at --timeout (status 124), no QEMU left"
 else
 	not_ok "a hanging program is stopped at --timeout (status 124), no QEMU left" "status $rc: $out"
+fi
+
+# Ctrl-C (SIGINT to the whole process group, as a terminal sends it): the
+# guest is stopped and the run leaves nothing behind in the build's vm/.
+printf '#!/bin/sh\necho started\nsleep 1000\n' > "$work/wait.sh"
+chmod +x "$work/wait.sh"
+leftovers() { find "$B/vm" -mindepth 1 ! -name console.log 2>/dev/null | sort; }
+before=$(leftovers)
+(cd "$work" && exec setsid "$vm" -- ./wait.sh > "$work/int.out" 2>&1) &
+pid=$!
+for _ in $(seq 300); do
+	grep -q '^started$' "$work/int.out" 2>/dev/null && break
+	sleep 1
+done
+kill -INT -- -"$pid" 2>/dev/null
+wait "$pid"
+rc=$?
+if [ $rc = 130 ] && ! pgrep -f "share,path=$work" > /dev/null && [ "$(leftovers)" = "$before" ]; then
+	ok "an interrupted run stops QEMU (status 130) and leaves no files in vm/"
+else
+	not_ok "an interrupted run stops QEMU (status 130) and leaves no files in vm/" \
+		"status $rc; left: $(leftovers); $(cat "$work/int.out")"
 fi
 
 # A program the guest cannot see.
