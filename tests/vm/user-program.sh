@@ -105,6 +105,9 @@ fi
 
 # Ctrl-C (SIGINT to the whole process group, as a terminal sends it): the
 # guest is stopped and the run leaves nothing behind in the build's vm/.
+# The subshell is not a group leader (no job control here), so setsid makes
+# it, spyre-vm, the leader of a new group without forking: its pid is the
+# group's.
 printf '#!/bin/sh\necho started\nsleep 1000\n' > "$work/wait.sh"
 chmod +x "$work/wait.sh"
 leftovers() { find "$B/vm" -mindepth 1 ! -name console.log 2>/dev/null | sort; }
