@@ -107,12 +107,14 @@ fi
 # guest is stopped and the run leaves nothing behind in the build's vm/.
 # The subshell is not a group leader (no job control here), so setsid makes
 # it, spyre-vm, the leader of a new group without forking: its pid is the
-# group's.
+# group's.  A background job of a script starts with SIGINT ignored, and a
+# shell cannot trap a signal ignored when it started: env gives spyre-vm
+# SIGINT's default back, as a terminal's foreground job has it.
 printf '#!/bin/sh\necho started\nsleep 1000\n' > "$work/wait.sh"
 chmod +x "$work/wait.sh"
 leftovers() { find "$B/vm" -mindepth 1 ! -name console.log 2>/dev/null | sort; }
 before=$(leftovers)
-(cd "$work" && exec setsid "$vm" -- ./wait.sh > "$work/int.out" 2>&1) &
+(cd "$work" && exec setsid env --default-signal=INT "$vm" --timeout 120 -- ./wait.sh > "$work/int.out" 2>&1) &
 pid=$!
 for _ in $(seq 300); do
 	grep -q '^started$' "$work/int.out" 2>/dev/null && break
