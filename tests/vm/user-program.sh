@@ -3,7 +3,8 @@
 # outside the checkout, built there with exactly `pkg-config --cflags --libs
 # spyre` (the in-tree spyre.pc), and run on the card with scripts/spyre-vm as
 # the unprivileged user; then what spyre-vm says about a program that exits
-# non-zero, crashes, hangs, or lies outside the shared directory.
+# non-zero, crashes, hangs, is interrupted (Ctrl-C), or lies outside the
+# shared directory.
 # Runs on the host (each case boots a guest).  usage: user-program.sh BUILD_DIR
 set -uo pipefail
 B=$(cd "$1" && pwd)
