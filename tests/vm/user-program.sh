@@ -124,10 +124,12 @@ done
 kill -INT -- -"$pid" 2>/dev/null
 wait "$pid"
 rc=$?
-if [ $rc = 130 ] && ! pgrep -f "share,path=$work" > /dev/null && [ "$(leftovers)" = "$before" ]; then
-	ok "an interrupted run stops QEMU (status 130) and leaves no files in vm/"
+if [ $rc = 130 ] && ! pgrep -f "share,path=$work" > /dev/null && [ "$(leftovers)" = "$before" ] &&
+	grep -q 'interrupted; the guest was stopped' "$work/int.out" &&
+	! grep -q 'killed by signal' "$work/int.out"; then
+	ok "an interrupted run says so, stops QEMU (status 130) and leaves no files in vm/"
 else
-	not_ok "an interrupted run stops QEMU (status 130) and leaves no files in vm/" \
+	not_ok "an interrupted run says so, stops QEMU (status 130) and leaves no files in vm/" \
 		"status $rc; left: $(leftovers); $(cat "$work/int.out")"
 fi
 
