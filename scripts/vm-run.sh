@@ -152,8 +152,9 @@ fi
 # last one is kept as console.log.
 console=$vmdir/console.$nonce.log
 rcfile=$vmdir/rc.$nonce
+fifo=$vmdir/out.$nonce
 # An interrupted run leaves neither its output FIFO nor its status file.
-trap 'mv -f "$console" "$vmdir/console.log" 2>/dev/null; rm -f "$vmdir/out.$nonce" "$rcfile"
+trap 'mv -f "$console" "$vmdir/console.log" 2>/dev/null; rm -f "$fifo" "$rcfile"
 	[ -z "${disk_tmp:-}" ] || rm -f "$disk_tmp"' EXIT
 
 # One boot; the command's output goes to stdout, its exit status to $rcfile.
@@ -182,7 +183,7 @@ case $(awk -W version 2>&1 || true) in
 *mawk*) awk_lines=(-W interactive) ;;
 esac
 boot() {
-	local fifo=$vmdir/out.$nonce apid
+	local apid
 	rm -f "$rcfile" "$fifo"
 	mkfifo "$fifo"
 	set +e

@@ -119,6 +119,7 @@ before=$(leftovers)
 pid=$!
 for _ in $(seq 300); do
 	grep -q '^started$' "$work/int.out" 2>/dev/null && break
+	kill -0 "$pid" 2>/dev/null || break	# it ended on its own: reported below
 	sleep 1
 done
 kill -INT -- -"$pid" 2>/dev/null
