@@ -58,6 +58,13 @@ struct spyre_drm_device {
 	struct drm_mm vram;		/* device memory given to buffers */
 	resource_size_t aperture_phys;	/* BAR2: device memory from offset 0 */
 	struct spyre_queue queues[SPYRE_NUM_QUEUES];
+	/*
+	 * Per CPU (not ordered): a job's run_job runs on the CPU that
+	 * submitted it, beside its submitter, not after a wake-up elsewhere.
+	 */
+	struct workqueue_struct *sched_wq;
+	/* The completion vector whose interrupt lands on each CPU (0: none) */
+	u8 *cpu_vector;
 	struct ida ctx_ida;		/* client address space numbers, from 1 */
 	/* Protects slots, slot_lru, slot_fence and every context's slot fields */
 	spinlock_t slot_lock;

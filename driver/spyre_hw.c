@@ -8,6 +8,7 @@
 #include <kunit/visibility.h>
 
 #include <drm/drm_drv.h>
+#include <drm/drm_managed.h>
 #include <drm/drm_print.h>
 
 #include "spyre_hw.h"
@@ -73,6 +74,12 @@ bool spyre_hw_has_inv_ack(const struct spyre_drm_device *sdev)
 	return (sdev->info.hw_version & SPYRE_VERSION_MINOR_MASK) >= SPYRE_HW_MINOR_INV_ACK;
 }
 
+/* Whether a FENCE may name its interrupt vector (interface 0.5). */
+bool spyre_hw_has_fence_vector(const struct spyre_drm_device *sdev)
+{
+	return (sdev->info.hw_version & SPYRE_VERSION_MINOR_MASK) >= SPYRE_HW_MINOR_FENCE_VECTOR;
+}
+
 /* Wait until the commands a reset aborted have stopped. */
 int spyre_hw_wait_ready(struct spyre_drm_device *sdev)
 {
@@ -125,18 +132,66 @@ static irqreturn_t spyre_irq_queue(int irq, void *arg)
 	return IRQ_HANDLED;
 }
 
-int spyre_hw_irq_init(struct spyre_drm_device *sdev)
+/* A completion vector: FENCEs on any queue may have named it. */
+static irqreturn_t spyre_irq_completion(int irq, void *arg)
+{
+	struct spyre_drm_device *sdev = arg;
+	int i;
+
+	spyre_wr32(sdev, SPYRE_REG_INT_STATUS, SPYRE_INT_QUEUE_FENCE_ALL);
+	for (i = 0; i < SPYRE_NUM_QUEUES; i++)
+		spyre_queue_signal(&sdev->queues[i]);
+	return IRQ_HANDLED;
+}
+
+/*
+ * The vectors after the fixed ones, one per CPU (as many as the card has),
+ * spread over the CPUs by the kernel: a job's FENCE names the one of the
+ * CPU that runs it, so its interrupt wakes its submitter where it sleeps.
+ */
+static int spyre_hw_completion_vectors_init(struct spyre_drm_device *sdev)
 {
 	struct pci_dev *pdev = sdev->pdev;
+	unsigned int v, cpu;
+	int ret;
+
+	sdev->cpu_vector = drmm_kcalloc(&sdev->drm, nr_cpu_ids, sizeof(*sdev->cpu_vector),
+					GFP_KERNEL);
+	if (!sdev->cpu_vector)
+		return -ENOMEM;
+	for (v = SPYRE_MSIX_VECTORS_FIXED; v < sdev->info.num_vectors; v++) {
+		const struct cpumask *mask = pci_irq_get_affinity(pdev, v);
+
+		ret = devm_request_irq(&pdev->dev, pci_irq_vector(pdev, v), spyre_irq_completion,
+				       0, "spyre-completion", sdev);
+		if (ret)
+			return ret;
+		if (!mask)
+			continue;
+		for_each_cpu(cpu, mask)
+			sdev->cpu_vector[cpu] = v;
+	}
+	return 0;
+}
+
+int spyre_hw_irq_init(struct spyre_drm_device *sdev)
+{
+	struct irq_affinity spread = { .pre_vectors = SPYRE_MSIX_VECTORS_FIXED };
+	struct pci_dev *pdev = sdev->pdev;
+	unsigned int max = SPYRE_MSIX_VECTORS_FIXED;
 	int i, ret;
 
-	if (sdev->info.num_vectors < SPYRE_MSIX_VECTORS) {
+	if (sdev->info.num_vectors < SPYRE_MSIX_VECTORS_FIXED) {
 		drm_err(&sdev->drm, "card has %u MSI-X vectors, %d needed\n",
-			sdev->info.num_vectors, SPYRE_MSIX_VECTORS);
+			sdev->info.num_vectors, SPYRE_MSIX_VECTORS_FIXED);
 		return -ENODEV;
 	}
+	/* The kernel gives at most one completion vector per possible CPU. */
+	if (spyre_hw_has_fence_vector(sdev))
+		max = sdev->info.num_vectors;
 	/* Freed by pcim when the device is released. */
-	ret = pci_alloc_irq_vectors(pdev, SPYRE_MSIX_VECTORS, SPYRE_MSIX_VECTORS, PCI_IRQ_MSIX);
+	ret = pci_alloc_irq_vectors_affinity(pdev, SPYRE_MSIX_VECTORS_FIXED, max,
+					     PCI_IRQ_MSIX | PCI_IRQ_AFFINITY, &spread);
 	if (ret < 0) {
 		drm_err(&sdev->drm, "cannot allocate MSI-X vectors: %d\n", ret);
 		return ret;
@@ -149,6 +204,8 @@ int spyre_hw_irq_init(struct spyre_drm_device *sdev)
 		ret = devm_request_irq(&pdev->dev,
 				       pci_irq_vector(pdev, SPYRE_MSIX_VECTOR_QUEUE(i)),
 				       spyre_irq_queue, 0, sdev->queues[i].name, &sdev->queues[i]);
+	if (!ret)
+		ret = spyre_hw_completion_vectors_init(sdev);
 	if (ret) {
 		drm_err(&sdev->drm, "cannot request interrupts: %d\n", ret);
 		return ret;

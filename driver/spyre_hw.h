@@ -25,6 +25,7 @@ int spyre_hw_reset(struct spyre_drm_device *sdev);
 int spyre_hw_wait_ready(struct spyre_drm_device *sdev);
 bool spyre_hw_has_clock(const struct spyre_drm_device *sdev);
 bool spyre_hw_has_inv_ack(const struct spyre_drm_device *sdev);
+bool spyre_hw_has_fence_vector(const struct spyre_drm_device *sdev);
 int spyre_hw_irq_init(struct spyre_drm_device *sdev);
 int spyre_hw_irq_selftest(struct spyre_drm_device *sdev);
 void spyre_hw_fini(struct spyre_drm_device *sdev);

@@ -264,8 +264,9 @@ static struct dma_fence *spyre_job_run(struct drm_sched_job *sched_job)
 	dma_fence_init(&f->base, &spyre_hw_fence_ops, &q->fence_lock, q->fence_context,
 		       ++q->seqno);
 	spyre_ring_emit(q, SPYRE_OP_CALL, ctx_id, job->commands, job->command_count);
+	/* Run on the submitter's CPU (sched_wq): its interrupt is taken there. */
 	spyre_ring_emit(q, SPYRE_OP_FENCE, SPYRE_DRIVER_FENCE_VA + q->index * sizeof(u64),
-			q->seqno, 0);
+			q->seqno, sdev->cpu_vector ? sdev->cpu_vector[raw_smp_processor_id()] : 0);
 
 	f->start = ktime_get();
 	spin_lock_irqsave(&q->fence_lock, flags);
@@ -484,10 +485,16 @@ int spyre_queues_init(struct spyre_drm_device *sdev)
 {
 	int i, ret;
 
+	sdev->sched_wq = alloc_workqueue("spyre-sched-%s", WQ_MEM_RECLAIM, 0,
+					 pci_name(sdev->pdev));
+	if (!sdev->sched_wq)
+		return -ENOMEM;
+
 	for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
 		struct spyre_queue *q = &sdev->queues[i];
 		const struct drm_sched_init_args args = {
 			.ops = &spyre_sched_ops,
+			.submit_wq = sdev->sched_wq,
 			.timeout_wq = sdev->reset_wq,
 			.num_rqs = DRM_SCHED_PRIORITY_COUNT,
 			.credit_limit = SPYRE_JOBS_IN_FLIGHT,
@@ -524,6 +531,7 @@ int spyre_queues_init(struct spyre_drm_device *sdev)
 err_fini:
 	while (i--)
 		drm_sched_fini(&sdev->queues[i].sched);
+	destroy_workqueue(sdev->sched_wq);
 	return ret;
 }
 
@@ -547,6 +555,7 @@ void spyre_queues_fini(struct spyre_drm_device *sdev)
 		}
 		drm_sched_fini(sched);
 	}
+	destroy_workqueue(sdev->sched_wq);
 }
 
 /*

@@ -24,11 +24,16 @@
 #define SPYRE_MSIX_PBA_OFFSET		0xc000
 #define SPYRE_APERTURE_MAX		0x10000000	/* 256 MiB */
 
-/* MSI-X: vector 0 for the device, then one per command queue. */
+/*
+ * MSI-X: vector 0 for the device, then one per command queue (a FENCE's
+ * default), then vectors a FENCE may name instead (from HW minor 5), so a
+ * driver can take each job's interrupt on the CPU that submitted it.
+ */
 #define SPYRE_NUM_QUEUES		4
-#define SPYRE_MSIX_VECTORS		8
+#define SPYRE_MSIX_VECTORS		32
 #define SPYRE_MSIX_VECTOR_MISC		0
 #define SPYRE_MSIX_VECTOR_QUEUE(q)	(1 + (q))
+#define SPYRE_MSIX_VECTORS_FIXED	(1 + SPYRE_NUM_QUEUES)	/* misc and queues */
 
 /* Identification (read-only). */
 #define SPYRE_REG_ID			0x0000
@@ -37,11 +42,12 @@
 #define   SPYRE_VERSION_MAJOR_SHIFT	16
 #define   SPYRE_VERSION_MINOR_MASK	0xffff
 #define   SPYRE_HW_VERSION_MAJOR	0
-#define   SPYRE_HW_VERSION_MINOR	4
+#define   SPYRE_HW_VERSION_MINOR	5
 /* Minor versions that added registers a driver may use only from then on. */
 #define   SPYRE_HW_MINOR_ENGINE_RECORD	3	/* ENGINE_CORE .. ENGINE_DETAIL */
 #define   SPYRE_HW_MINOR_CLOCK		3	/* CLOCK */
 #define   SPYRE_HW_MINOR_INV_ACK	4	/* INV_REQUESTED, INV_DONE */
+#define   SPYRE_HW_MINOR_FENCE_VECTOR	5	/* FENCE's vector argument */
 
 /* Capabilities (read-only). */
 #define SPYRE_REG_NUM_CORES		0x0010
@@ -66,7 +72,8 @@
 
 /*
  * Interrupt causes (write 1 to clear) and mask (1 = masked).  Bits 0-3
- * signal vector 0; QUEUE_FENCE(q) signals vector SPYRE_MSIX_VECTOR_QUEUE(q).
+ * signal vector 0; QUEUE_FENCE(q) signals vector SPYRE_MSIX_VECTOR_QUEUE(q)
+ * or the vector its FENCE named.
  */
 #define SPYRE_REG_INT_STATUS		0x0100
 #define SPYRE_REG_INT_MASK		0x0104
@@ -76,7 +83,8 @@
 #define   SPYRE_INT_CMD_ERROR		0x00000008u	/* a command failed; its queue stopped */
 #define   SPYRE_INT_QUEUE_FENCE(q)	(0x00010000u << (q))
 #define   SPYRE_INT_MISC_ALL		0x0000000fu
-#define   SPYRE_INT_ALL			(SPYRE_INT_MISC_ALL | 0x000f0000u)
+#define   SPYRE_INT_QUEUE_FENCE_ALL	0x000f0000u
+#define   SPYRE_INT_ALL			(SPYRE_INT_MISC_ALL | SPYRE_INT_QUEUE_FENCE_ALL)
 
 /*
  * Error reporting: the last invalid register access, latched until cleared
@@ -261,7 +269,7 @@
 #define SPYRE_OP_DMA_COPY		0x01	/* src, dst, bytes */
 #define SPYRE_OP_DMA_COPY_SG		0x02	/* list address, entries */
 #define SPYRE_OP_LAUNCH			0x03	/* program, argument block, bytes, stats */
-#define SPYRE_OP_FENCE			0x04	/* address, value: write, then interrupt */
+#define SPYRE_OP_FENCE			0x04	/* address, value, vector: write, then interrupt */
 #define SPYRE_OP_WAIT			0x05	/* address, value, timeout ns (0: none) */
 #define SPYRE_OP_TIMESTAMP		0x06	/* address: device time in ns */
 #define SPYRE_OP_CALL			0x07	/* context, buffer address, commands */

@@ -8,12 +8,14 @@
  *  + BAR0: 64 KiB MMIO: registers at 0x0000-0x7fff (include/spyre_regs.h),
  *    MSI-X table at SPYRE_MSIX_TABLE_OFFSET, PBA at SPYRE_MSIX_PBA_OFFSET
  *  + BAR2: 64-bit prefetchable window onto device memory
- *  + SPYRE_MSIX_VECTORS MSI-X vectors: 0 for the device, 1 + q per queue
+ *  + SPYRE_MSIX_VECTORS MSI-X vectors: 0 for the device, 1 + q per queue,
+ *    the rest for FENCEs that name them
  *  + property "mem-size": device memory bytes (1 MiB granularity)
  *
- * Threads: the vCPU (register access, with the BQL), one worker per command
- * queue (commands, DMA; never with the BQL), and the main loop (interrupt
- * delivery from a bottom half).  SpyreState.lock protects every register
+ * Threads: the vCPU (register access, with the BQL, and an idle queue's
+ * brief commands at its doorbell), one worker per command queue (commands,
+ * DMA; never with the BQL), and the main loop (interrupt delivery from a
+ * bottom half).  SpyreState.lock protects every register
  * and queue field; it is never held across a DMA access, which may need
  * the BQL.
  *
@@ -124,7 +126,13 @@ typedef struct SpyreQueue {
     SpyreQueueRegs regs;
 
     /* State */
-    bool running;           /* the worker is executing a command */
+    bool running;           /* the worker or a vCPU runs a command */
+    /*
+     * A CALL a vCPU began and left to the worker (spyre_queue_doorbell_locked)
+     * goes on from this command; 0: from its start.
+     */
+    uint32_t call_resume;
+    uint32_t brief_left;    /* commands a vCPU may still run at this doorbell */
     uint64_t run_generation; /* device generation when it started */
     bool dma_waiting;       /* wants the DMA engine */
     /*
@@ -136,7 +144,7 @@ typedef struct SpyreQueue {
     int hang_countdown;     /* injections: commands left before, or -1 */
     int dma_error_countdown;
     SpyreKernelCache *kcache; /* spyre-launch.c; only the worker uses it */
-    SpyreMmuCache mmu_cache;  /* spyre-mmu.c; only the worker uses it */
+    SpyreMmuCache mmu_cache;  /* spyre-mmu.c; used by whoever is running */
 } SpyreQueue;
 
 /*
@@ -212,6 +220,7 @@ struct SpyreState {
     uint64_t mem_size;
     uint32_t scratchpad_size;
     uint32_t engine_threads;    /* host threads for compute (0: realize picks) */
+    bool brief_on_vcpu;         /* the doorbell's vCPU runs brief commands */
     bool modelled_clock;        /* CLOCK's reset value: MODEL */
 
     QemuMutex lock;
@@ -248,7 +257,14 @@ void spyre_raise_locked(SpyreState *s, uint32_t cause);
  */
 void spyre_raise_deferred_locked(SpyreState *s, uint32_t cause);
 void spyre_irq_deliver(SpyreState *s);
+/* Signal the pending vectors; called with the BQL, without s->lock. */
+void spyre_irq_signal(SpyreState *s);
+/* A FENCE finished on queue q: QUEUE_FENCE(q), on vector (0: 1 + q). */
+void spyre_raise_fence_locked(SpyreState *s, int q, uint32_t vector);
 bool spyre_resetting_locked(const SpyreState *s);
+
+/* Not a status: a vCPU left the command to its queue's worker. */
+#define SPYRE_CMD_DEFERRED  UINT32_MAX
 
 /* spyre-mmu.c: translation of device virtual addresses for one command */
 typedef struct SpyreExec {
@@ -260,6 +276,8 @@ typedef struct SpyreExec {
     uint64_t root;
     SpyreMmuCache *mc;      /* the queue's */
     bool nested;            /* inside a CALL: no further CALL */
+    bool brief_only;        /* on a vCPU: leave other commands to the worker */
+    uint32_t resume_index;  /* a CALL starts at this command */
     uint32_t sub_index;     /* failing command inside a CALL */
     SpyreEngineFailure engine; /* why a LAUNCH failed; status 0 otherwise */
     uint64_t model_ns;      /* modelled time the command has reached */
@@ -308,6 +326,7 @@ void spyre_launch_cache_free(SpyreQueue *q);
 /* spyre-queue.c */
 void spyre_queues_start(SpyreState *s);
 void spyre_queue_kick_locked(SpyreQueue *q);
+void spyre_queue_doorbell_locked(SpyreQueue *q);
 void spyre_queues_kick_locked(SpyreState *s);
 void spyre_queues_stop(SpyreState *s);
 bool spyre_exec_aborted(SpyreExec *e);

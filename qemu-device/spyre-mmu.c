@@ -31,6 +31,8 @@ void spyre_exec_init(SpyreExec *e, SpyreQueue *q)
     e->root = s->regs.ctx_root[q->regs.context];
     e->mc = &q->mmu_cache;
     e->nested = false;
+    e->brief_only = false;
+    e->resume_index = 0;
     e->sub_index = 0;
     e->engine = (SpyreEngineFailure){ 0 };
     e->model_ns = 0;

@@ -294,13 +294,22 @@ static uint32_t spyre_write_u64(SpyreExec *e, uint64_t va, uint64_t val)
 static uint32_t spyre_cmd_fence(SpyreExec *e, const SpyreCmd *c)
 {
     SpyreState *s = e->s;
-    uint32_t st = spyre_write_u64(e, c->args[0], c->args[1]);
+    uint64_t vector = c->args[2];
+    uint32_t st;
 
+    /* 0 is the queue's own vector (the misc vector is not a choice). */
+    if (vector >= SPYRE_MSIX_VECTORS) {
+        qemu_log_mask(LOG_GUEST_ERROR, "spyre: queue %d: FENCE names vector "
+                      "%" PRIu64 " (0-%d)\n", e->q->index, vector,
+                      SPYRE_MSIX_VECTORS - 1);
+        return SPYRE_CMD_STATUS_BAD_ARGUMENT;
+    }
+    st = spyre_write_u64(e, c->args[0], c->args[1]);
     if (st == SPYRE_CMD_STATUS_SUCCESS) {
         qemu_mutex_lock(&s->lock);
         if (e->generation == s->generation) {
             spyre_clock_fence_locked(e, c->args[0]);
-            spyre_raise_deferred_locked(s, SPYRE_INT_QUEUE_FENCE(e->q->index));
+            spyre_raise_fence_locked(s, e->q->index, vector);
         }
         qemu_mutex_unlock(&s->lock);
     }
@@ -358,6 +367,33 @@ static uint32_t spyre_hang(SpyreExec *e)
     return SPYRE_CMD_STATUS_ABORTED;
 }
 
+/*
+ * Commands a vCPU may run itself when its doorbell finds the queue idle:
+ * each takes a microsecond or two and never blocks, so the vCPU saves
+ * handing them to the worker and the worker's interrupt back, and is not
+ * held up.  A CALL is brief as far as its own commands are; at most
+ * SPYRE_BRIEF_MAX commands run so at one doorbell.  The rest (copies,
+ * fills, launches, waits) and all after them go to the worker.
+ */
+#define SPYRE_BRIEF_MAX     32
+
+static bool spyre_cmd_brief(SpyreQueue *q, uint8_t opcode)
+{
+    switch (opcode) {
+    case SPYRE_OP_NOP:
+    case SPYRE_OP_FENCE:
+    case SPYRE_OP_TIMESTAMP:
+    case SPYRE_OP_CALL:
+        if (!q->brief_left) {
+            return false;
+        }
+        q->brief_left--;
+        return true;
+    default:
+        return false;
+    }
+}
+
 static bool spyre_unused_args_zero(const SpyreCmd *c, int used)
 {
     int i;
@@ -396,7 +432,8 @@ static uint32_t spyre_cmd_call(SpyreExec *e, const SpyreCmd *c,
     inner.nested = true;
     qemu_mutex_unlock(&e->s->lock);
 
-    for (i = 0; i < count; i++) {
+    /* A CALL a vCPU began goes on where the vCPU stopped. */
+    for (i = e->resume_index; i < count; i++) {
         uint8_t raw[SPYRE_CMD_SIZE];
         SpyreCmd sub;
         uint32_t st;
@@ -429,7 +466,7 @@ static uint32_t spyre_cmd_execute(SpyreExec *e, const SpyreCmd *c,
         [SPYRE_OP_DMA_COPY] = 3,
         [SPYRE_OP_DMA_COPY_SG] = 2,
         [SPYRE_OP_LAUNCH] = 4,
-        [SPYRE_OP_FENCE] = 2,
+        [SPYRE_OP_FENCE] = 3,
         [SPYRE_OP_WAIT] = 3,
         [SPYRE_OP_TIMESTAMP] = 1,
         [SPYRE_OP_CALL] = 3,
@@ -448,6 +485,9 @@ static uint32_t spyre_cmd_execute(SpyreExec *e, const SpyreCmd *c,
         return SPYRE_CMD_STATUS_BAD_ARGUMENT;
     }
 
+    if (e->brief_only && !spyre_cmd_brief(e->q, c->opcode)) {
+        return SPYRE_CMD_DEFERRED;
+    }
     switch (c->opcode) {
     case SPYRE_OP_NOP:
         return SPYRE_CMD_STATUS_SUCCESS;
@@ -557,6 +597,8 @@ static uint32_t spyre_queue_run_entry(SpyreQueue *q, SpyreExec *e,
     }
     if (spyre_exec_aborted(e)) {
         status = SPYRE_CMD_STATUS_ABORTED;
+    } else if (status == SPYRE_CMD_DEFERRED) {
+        return status;
     }
     trace_spyre_cmd_done(q->index, status);
     spyre_put_le32(le_status, status);
@@ -569,6 +611,74 @@ static uint32_t spyre_queue_run_entry(SpyreQueue *q, SpyreExec *e,
     return status;
 }
 
+/*
+ * Run the command at the ring's head, with s->lock held (dropped while it
+ * runs), and signal the interrupts it raised.  On a vCPU (brief_only: the
+ * caller holds the BQL) it may leave the command to the worker: returns
+ * false then, with the command still at the head.
+ */
+static bool spyre_queue_run_head_locked(SpyreQueue *q, uint8_t *bounce,
+                                        bool brief_only)
+{
+    SpyreState *s = q->s;
+    uint32_t head, status;
+    uint64_t entry;
+    SpyreExec e;
+    bool hang, dma_error;
+    int64_t start;
+
+    head = q->regs.head;
+    entry = q->regs.base + (uint64_t)head * SPYRE_CMD_SIZE;
+    spyre_exec_init(&e, q);
+    e.brief_only = brief_only;
+    e.resume_index = q->call_resume;
+    q->call_resume = 0;
+    spyre_mmu_hold_locked(&e);
+    spyre_clock_begin_locked(q, &e);
+    hang = spyre_injection_fires(&q->hang_countdown);
+    dma_error = spyre_injection_fires(&q->dma_error_countdown);
+    q->running = true;
+    q->run_generation = e.generation;
+    spyre_busy_account_locked(s, 1);
+    qemu_mutex_unlock(&s->lock);
+
+    start = spyre_now_ns();
+    status = spyre_queue_run_entry(q, &e, head, entry, hang, dma_error,
+                                   bounce);
+
+    qemu_mutex_lock(&s->lock);
+    if (e.generation != s->generation) {
+        q->running = false;     /* the reset already cleared the queue */
+    } else if (status == SPYRE_CMD_DEFERRED) {
+        /* The worker goes on from the command the vCPU stopped at. */
+        spyre_busy_account_locked(s, -1);
+        spyre_clock_end_locked(q, &e);
+        q->running = false;
+        q->call_resume = e.sub_index;
+        q->regs.busy_ns += spyre_now_ns() - start;
+    } else {
+        spyre_busy_account_locked(s, -1);
+        spyre_queue_finish_locked(q, status, &e, spyre_now_ns() - start);
+    }
+    spyre_mmu_release_locked(q);
+    /*
+     * Wake WAITs on other queues and a hang waiting for reset; idle
+     * workers wait on their own queue's condition, not woken here.
+     */
+    qemu_cond_broadcast(&s->cond);
+    if (s->irq_vectors) {
+        /* The BQL without s->lock: MMIO handlers take them in turn. */
+        qemu_mutex_unlock(&s->lock);
+        if (brief_only) {
+            spyre_irq_signal(s);
+        } else {
+            spyre_irq_deliver(s);
+        }
+        qemu_mutex_lock(&s->lock);
+    }
+    return status != SPYRE_CMD_DEFERRED;
+}
+
 static void *spyre_queue_worker(void *opaque)
 {
     SpyreQueue *q = opaque;
@@ -577,57 +687,45 @@ static void *spyre_queue_worker(void *opaque)
 
     qemu_mutex_lock(&s->lock);
     while (!s->stopping) {
-        uint32_t head, status;
-        uint64_t entry;
-        SpyreExec e;
-        bool hang, dma_error;
-        int64_t start;
-
-        if (!spyre_queue_has_work_locked(q)) {
-            q->model_idle = true;
+        /* A vCPU may be running the head command (it dropped the lock). */
+        if (!spyre_queue_has_work_locked(q) || q->running) {
+            if (!q->running) {
+                q->model_idle = true;
+            }
             qemu_cond_wait(&q->work, &s->lock);
             continue;
         }
-        head = q->regs.head;
-        entry = q->regs.base + (uint64_t)head * SPYRE_CMD_SIZE;
-        spyre_exec_init(&e, q);
-        spyre_mmu_hold_locked(&e);
-        spyre_clock_begin_locked(q, &e);
-        hang = spyre_injection_fires(&q->hang_countdown);
-        dma_error = spyre_injection_fires(&q->dma_error_countdown);
-        q->running = true;
-        q->run_generation = e.generation;
-        spyre_busy_account_locked(s, 1);
-        qemu_mutex_unlock(&s->lock);
-
-        start = spyre_now_ns();
-        status = spyre_queue_run_entry(q, &e, head, entry, hang, dma_error,
-                                       bounce);
-
-        qemu_mutex_lock(&s->lock);
-        if (e.generation == s->generation) {
-            spyre_busy_account_locked(s, -1);
-            spyre_queue_finish_locked(q, status, &e, spyre_now_ns() - start);
-        } else {
-            q->running = false;     /* the reset already cleared the queue */
-        }
-        spyre_mmu_release_locked(q);
-        /*
-         * Wake WAITs on other queues and a hang waiting for reset; idle
-         * workers wait on their own queue's condition, not woken here.
-         */
-        qemu_cond_broadcast(&s->cond);
-        if (s->irq_vectors) {
-            /* The BQL without s->lock: MMIO handlers take them in turn. */
-            qemu_mutex_unlock(&s->lock);
-            spyre_irq_deliver(s);
-            qemu_mutex_lock(&s->lock);
-        }
+        spyre_queue_run_head_locked(q, bounce, false);
     }
     qemu_mutex_unlock(&s->lock);
     spyre_launch_cache_free(q);
     g_free(bounce);
     return NULL;
+}
+
+/*
+ * A doorbell (on a vCPU, with the BQL and s->lock): if the queue is idle,
+ * run its brief commands here (spyre_cmd_brief), and wake the worker for
+ * whatever is left.  Injected faults always go to the worker (a hang
+ * blocks until reset).
+ */
+void spyre_queue_doorbell_locked(SpyreQueue *q)
+{
+    SpyreState *s = q->s;
+
+    if (s->brief_on_vcpu && !q->running && q->hang_countdown < 0 &&
+        q->dma_error_countdown < 0) {
+        q->brief_left = SPYRE_BRIEF_MAX;
+        while (spyre_queue_has_work_locked(q) && !q->running &&
+               spyre_queue_run_head_locked(q, NULL, true)) {
+            /* on to the next command */
+        }
+    }
+    if (spyre_queue_has_work_locked(q)) {
+        spyre_queue_kick_locked(q);
+    } else if (!q->running) {
+        q->model_idle = true;
+    }
 }
 
 /*

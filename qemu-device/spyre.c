@@ -62,16 +62,14 @@ static uint32_t spyre_cause_vectors(uint32_t causes)
 }
 
 /*
- * Latch cause; its vectors are signalled by the main loop's bottom half,
- * or (deferred) by the queue worker after its command (spyre_irq_deliver).
+ * Latch cause and signal vectors (those of its unmasked causes): by the
+ * main loop's bottom half, or (deferred) by whoever ran the command, right
+ * after it (spyre_irq_deliver, or spyre_irq_signal on a vCPU).
  */
-static void spyre_raise_common_locked(SpyreState *s, uint32_t cause,
-                                      bool deferred)
+static void spyre_raise_vectors_locked(SpyreState *s, uint32_t cause,
+                                       uint32_t vectors, bool deferred)
 {
-    uint32_t vectors;
-
     s->regs.int_status |= cause;
-    vectors = spyre_cause_vectors(cause & ~s->regs.int_mask);
     if (vectors) {
         trace_spyre_irq(vectors, s->regs.int_status);
         s->irq_vectors |= vectors;
@@ -79,6 +77,29 @@ static void spyre_raise_common_locked(SpyreState *s, uint32_t cause,
             qemu_bh_schedule(s->irq_bh);
         }
     }
+}
+
+static void spyre_raise_common_locked(SpyreState *s, uint32_t cause,
+                                      bool deferred)
+{
+    spyre_raise_vectors_locked(s, cause,
+                               spyre_cause_vectors(cause & ~s->regs.int_mask),
+                               deferred);
+}
+
+/*
+ * A FENCE's cause is the queue's; its vector the one the FENCE named, so a
+ * driver can have the interrupt taken where the job was submitted.
+ */
+void spyre_raise_fence_locked(SpyreState *s, int q, uint32_t vector)
+{
+    uint32_t cause = SPYRE_INT_QUEUE_FENCE(q);
+    uint32_t vectors = 0;
+
+    if (!(cause & s->regs.int_mask)) {
+        vectors = vector ? 1u << vector : spyre_cause_vectors(cause);
+    }
+    spyre_raise_vectors_locked(s, cause, vectors, true);
 }
 
 void spyre_raise_locked(SpyreState *s, uint32_t cause)
@@ -91,8 +112,7 @@ void spyre_raise_deferred_locked(SpyreState *s, uint32_t cause)
     spyre_raise_common_locked(s, cause, true);
 }
 
-/* Signal the pending vectors; called with the BQL, without s->lock. */
-static void spyre_irq_signal(SpyreState *s)
+void spyre_irq_signal(SpyreState *s)
 {
     PCIDevice *pdev = PCI_DEVICE(s);
     uint32_t vectors;
@@ -629,6 +649,7 @@ static void spyre_reset_locked(SpyreState *s)
     };
     for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
         s->queues[i].regs = (SpyreQueueRegs) { 0 };
+        s->queues[i].call_resume = 0;
         s->queues[i].hang_countdown = -1;
         s->queues[i].dma_error_countdown = -1;
     }
@@ -713,6 +734,7 @@ static void spyre_queue_ctrl_write(SpyreState *s, SpyreQueue *q, hwaddr addr,
     } else {
         if ((val & SPYRE_QCTRL_ENABLE) && !enabled) {
             q->regs.head = q->regs.tail = 0;
+            q->call_resume = 0;
             q->regs.completed = 0;
             q->regs.stopped = false;
         }
@@ -738,7 +760,7 @@ static void spyre_queue_doorbell(SpyreState *s, SpyreQueue *q, hwaddr addr,
         trace_spyre_doorbell(q->index, val);
         q->regs.tail = val;
         qemu_cond_broadcast(&s->cond);
-        spyre_queue_kick_locked(q);
+        spyre_queue_doorbell_locked(q);
     }
 }
 
@@ -1164,6 +1186,7 @@ static const Property spyre_properties[] = {
                        SPYRE_SCRATCHPAD_BYTES),
     DEFINE_PROP_UINT32("engine-threads", SpyreState, engine_threads, 0),
     DEFINE_PROP_BOOL("modelled-clock", SpyreState, modelled_clock, false),
+    DEFINE_PROP_BOOL("brief-on-vcpu", SpyreState, brief_on_vcpu, true),
 };
 
 static void spyre_class_init(ObjectClass *klass, void *data)

@@ -450,6 +450,11 @@ static Cmd fence(uint64_t addr, uint64_t value)
     return (Cmd) { .opcode = SPYRE_OP_FENCE, .args = { addr, value } };
 }
 
+static Cmd timestamp(uint64_t addr)
+{
+    return (Cmd) { .opcode = SPYRE_OP_TIMESTAMP, .args = { addr } };
+}
+
 static void fill_random(Card *c, uint64_t addr, size_t len, uint8_t *out)
 {
     for (size_t i = 0; i < len; i++) {
@@ -1183,6 +1188,98 @@ static void test_fence(void *obj, void *data, QGuestAllocator *alloc)
     expect_no_err(&c);
 }
 
+/*
+ * A FENCE that names a vector signals it instead of its queue's (the cause
+ * is still the queue's); one beyond the card's vectors fails, unwritten.
+ */
+static void test_fence_vector(void *obj, void *data, QGuestAllocator *alloc)
+{
+    const int named[] = { SPYRE_MSIX_VECTORS_FIXED, SPYRE_MSIX_VECTOR_QUEUE(2),
+                          SPYRE_MSIX_VECTORS - 1 };
+    uint64_t flag = W_FLAGS;
+    Cmd f;
+    Card c;
+
+    card_setup(&c, obj, alloc);
+    wr(&c, SPYRE_REG_INT_MASK, SPYRE_INT_MISC_ALL);
+    for (size_t i = 0; i < G_N_ELEMENTS(named); i++) {
+        f = fence(hva(&c, flag), 10 + i);
+        f.args[2] = named[i];
+        g_assert_cmpuint(run(&c, 1, f), ==, SPYRE_CMD_STATUS_SUCCESS);
+        g_assert_cmphex(qtest_readq(c.qts, gpa(&c, flag)), ==, 10 + i);
+        g_assert(wait_msi(&c, named[i], 1000));
+        g_assert_cmphex(rd(&c, SPYRE_REG_INT_STATUS), ==,
+                        SPYRE_INT_QUEUE_FENCE(1));
+        for (int v = 0; v < SPYRE_MSIX_VECTORS; v++) {
+            g_assert(!msi_fired(&c, v));
+        }
+        wr(&c, SPYRE_REG_INT_STATUS, SPYRE_INT_QUEUE_FENCE(1));
+    }
+    /* Masked, the cause latches and no vector fires. */
+    wr(&c, SPYRE_REG_INT_MASK, SPYRE_INT_MISC_ALL | SPYRE_INT_QUEUE_FENCE(1));
+    g_assert_cmpuint(run(&c, 1, f), ==, SPYRE_CMD_STATUS_SUCCESS);
+    g_assert_cmphex(rd(&c, SPYRE_REG_INT_STATUS), ==, SPYRE_INT_QUEUE_FENCE(1));
+    for (int v = 0; v < SPYRE_MSIX_VECTORS; v++) {
+        g_assert(!msi_fired(&c, v));
+    }
+    wr(&c, SPYRE_REG_INT_STATUS, SPYRE_INT_QUEUE_FENCE(1));
+    wr(&c, SPYRE_REG_INT_MASK, SPYRE_INT_ALL);
+    f = fence(hva(&c, flag), 99);
+    f.args[2] = SPYRE_MSIX_VECTORS;
+    g_assert_cmpuint(run(&c, 1, f), ==, SPYRE_CMD_STATUS_BAD_ARGUMENT);
+    g_assert_cmphex(qtest_readq(c.qts, gpa(&c, flag)), ==,
+                    10 + G_N_ELEMENTS(named) - 1);
+    expect_no_err(&c);
+}
+
+/*
+ * Brief commands run within the doorbell's write when the queue is idle
+ * (done before the write returns); a CALL that reaches a copy leaves the
+ * rest to the worker, which goes on from the copy, not from the start.
+ */
+static void test_brief_on_doorbell(void *obj, void *data,
+                                   QGuestAllocator *alloc)
+{
+    uint8_t src[4096], buf[4096];
+    Cmd inner[4], call;
+    uint64_t t0, t1;
+    uint32_t idx;
+    Card c;
+
+    card_setup(&c, obj, alloc);
+    wr(&c, SPYRE_REG_INT_MASK, SPYRE_INT_MISC_ALL);
+    idx = submit(&c, 2, (Cmd[]) { fence(hva(&c, W_FLAGS), 3) }, 1);
+    g_assert_cmpuint(entry_status(&c, 2, idx), ==, SPYRE_CMD_STATUS_SUCCESS);
+    g_assert_cmphex(qtest_readq(c.qts, gpa(&c, W_FLAGS)), ==, 3);
+    g_assert(msi_fired(&c, SPYRE_MSIX_VECTOR_QUEUE(2)));
+    wr(&c, SPYRE_REG_INT_STATUS, SPYRE_INT_QUEUE_FENCE(2));
+
+    fill_random(&c, gpa(&c, W_SRC), sizeof(src), src);
+    inner[0] = timestamp(VA_DEV + gpa(&c, W_FLAGS + 8));
+    inner[1] = copy(VA_DEV + gpa(&c, W_SRC), VA_HOST + 0x20000, sizeof(src));
+    inner[2] = timestamp(VA_DEV + gpa(&c, W_FLAGS + 16));
+    inner[3] = fence(VA_DEV + gpa(&c, W_FLAGS + 24), 4);
+    for (int i = 0; i < 4; i++) {
+        write_cmd(&c, gpa(&c, W_BUF) + i * SPYRE_CMD_SIZE, &inner[i]);
+    }
+    call = (Cmd) { .opcode = SPYRE_OP_CALL,
+                   .args = { 1, VA_RO + gpa(&c, W_BUF), 4 } };
+    idx = submit(&c, 2, &call, 1);
+    t0 = qtest_readq(c.qts, gpa(&c, W_FLAGS + 8));
+    g_assert_cmpuint(t0, !=, 0);
+    g_assert_cmpuint(wait_queue(&c, 2), ==, SPYRE_QSTATE_IDLE);
+    g_assert_cmpuint(entry_status(&c, 2, idx), ==, SPYRE_CMD_STATUS_SUCCESS);
+    /* Not run a second time by the worker. */
+    g_assert_cmpuint(qtest_readq(c.qts, gpa(&c, W_FLAGS + 8)), ==, t0);
+    t1 = qtest_readq(c.qts, gpa(&c, W_FLAGS + 16));
+    g_assert_cmpuint(t1, >, t0);
+    g_assert_cmphex(qtest_readq(c.qts, gpa(&c, W_FLAGS + 24)), ==, 4);
+    dev_read(&c, 0x20000, buf, sizeof(buf));
+    g_assert(memcmp(buf, src, sizeof(src)) == 0);
+    g_assert(wait_msi(&c, SPYRE_MSIX_VECTOR_QUEUE(2), 1000));
+    expect_no_err(&c);
+}
+
 /* WAIT on queue 0 is satisfied by a FENCE on queue 1. */
 static void test_wait_fence(void *obj, void *data, QGuestAllocator *alloc)
 {
@@ -1253,10 +1350,6 @@ static void test_timestamp(void *obj, void *data, QGuestAllocator *alloc)
     expect_no_err(&c);
 }
 
-static Cmd timestamp(uint64_t addr)
-{
-    return (Cmd) { .opcode = SPYRE_OP_TIMESTAMP, .args = { addr } };
-}
 
 /*
  * The modelled clock: timestamps count what the real card would take, to
@@ -2211,6 +2304,9 @@ static void spyre_register_nodes(void)
     qos_add_test("cmd/launch/matmul", "spyre", test_launch_matmul, NULL);
     qos_add_test("cmd/launch/rewritten", "spyre", test_launch_rewritten, NULL);
     qos_add_test("cmd/fence", "spyre", test_fence, NULL);
+    qos_add_test("cmd/fence-vector", "spyre", test_fence_vector, NULL);
+    qos_add_test("cmd/brief-on-doorbell", "spyre", test_brief_on_doorbell,
+                 NULL);
     qos_add_test("cmd/wait-fence", "spyre", test_wait_fence, NULL);
     qos_add_test("cmd/wait-timeout", "spyre", test_wait_timeout, NULL);
     qos_add_test("cmd/timestamp", "spyre", test_timestamp, NULL);

@@ -5,8 +5,10 @@
  * ban the file, files cannot reach each other's buffers, bad arguments get
  * their documented errno.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -84,6 +86,73 @@ TEST(copy_between_host_buffers_on_each_queue)
 		EXPECT_EQ(bo_wait_status(fd, dst.handle, &ret), DRM_SPYRE_JOB_STATUS_SUCCESS);
 		EXPECT_EQ(ret, 0);
 	}
+	close(fd);
+}
+
+/* Interrupts of the card's completion vectors taken on each CPU so far. */
+static int completion_irqs(long long *per_cpu, int ncpu)
+{
+	char line[1024];
+	FILE *f = fopen("/proc/interrupts", "r");
+	int lines = 0;
+
+	if (!f)
+		return -errno;
+	memset(per_cpu, 0, ncpu * sizeof(*per_cpu));
+	while (fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, ':');
+
+		if (!p || !strstr(line, "spyre-completion"))
+			continue;
+		p++;
+		for (int c = 0; c < ncpu; c++)
+			per_cpu[c] += strtoll(p, &p, 10);
+		lines++;
+	}
+	fclose(f);
+	return lines;
+}
+
+/*
+ * A job's completion interrupt is taken on the CPU that submitted it (its
+ * FENCE names that CPU's vector), where its submitter waits.
+ */
+TEST(job_interrupt_is_taken_on_the_submitting_cpu)
+{
+	enum { JOBS = 40, MAX_CPUS = 64 };
+	long long before[MAX_CPUS], after[MAX_CPUS];
+	int ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int fd = open_card();
+	struct bo cmd;
+	cpu_set_t old;
+	uint32_t so;
+
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_TRUE(ncpu >= 1 && ncpu <= MAX_CPUS);
+	ASSERT_EQ(sched_getaffinity(0, sizeof(old), &old), 0);
+	ASSERT_EQ(bo_new(fd, 4096, 0, &cmd), 0);
+	cmd_put(cmd.map, 0, SPYRE_OP_NOP, 0, 0, 0);
+	so = syncobj_new(fd);
+	ASSERT_TRUE(so);
+	for (int cpu = 0; cpu < ncpu; cpu++) {
+		cpu_set_t one;
+
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+		ASSERT_EQ(completion_irqs(before, ncpu), ncpu);
+		for (int i = 0; i < JOBS; i++) {
+			ASSERT_EQ(submit(fd, 1, cmd.va, 1, &cmd.handle, 1, so), 0);
+			ASSERT_EQ(syncobj_wait(fd, so), 0);
+		}
+		ASSERT_EQ(completion_irqs(after, ncpu), ncpu);
+		/* Another process's job may land there too: at least ours. */
+		EXPECT_TRUE(after[cpu] - before[cpu] >= JOBS);
+		if (after[cpu] - before[cpu] < JOBS)
+			printf("# CPU %d took %lld of %d job interrupts\n", cpu,
+			     after[cpu] - before[cpu], JOBS);
+	}
+	ASSERT_EQ(sched_setaffinity(0, sizeof(old), &old), 0);
 	close(fd);
 }
 
