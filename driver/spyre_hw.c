@@ -145,38 +145,45 @@ static irqreturn_t spyre_irq_completion(int irq, void *arg)
 }
 
 /*
- * The vectors after the fixed ones, one per CPU (as many as the card has),
- * spread over the CPUs by the kernel: a job's FENCE names the one of the
- * CPU that runs it, so its interrupt wakes its submitter where it sleeps.
+ * The vectors after the fixed ones (interface 0.5): one per possible CPU,
+ * as many as the card has, each with its affinity on its CPU.  A job's
+ * FENCE names the vector of the CPU that runs it, so its interrupt wakes
+ * its submitter where it sleeps.  They are not managed interrupts: when a
+ * CPU goes offline its vector moves to another CPU rather than shutting
+ * down with fences still to signal, and moving one (irqbalance, /proc)
+ * only costs a wake-up.
  */
 static int spyre_hw_completion_vectors_init(struct spyre_drm_device *sdev)
 {
+	unsigned int first = SPYRE_MSIX_VECTORS_FIXED, count = sdev->info.num_vectors - first;
 	struct pci_dev *pdev = sdev->pdev;
-	unsigned int v, cpu;
+	unsigned int i = 0, cpu, v;
 	int ret;
 
+	if (!count)
+		return 0;
 	sdev->cpu_vector = drmm_kcalloc(&sdev->drm, nr_cpu_ids, sizeof(*sdev->cpu_vector),
 					GFP_KERNEL);
 	if (!sdev->cpu_vector)
 		return -ENOMEM;
-	for (v = SPYRE_MSIX_VECTORS_FIXED; v < sdev->info.num_vectors; v++) {
-		const struct cpumask *mask = pci_irq_get_affinity(pdev, v);
-
+	for (v = first; v < first + count; v++) {
 		ret = devm_request_irq(&pdev->dev, pci_irq_vector(pdev, v), spyre_irq_completion,
 				       0, "spyre-completion", sdev);
 		if (ret)
 			return ret;
-		if (!mask)
-			continue;
-		for_each_cpu(cpu, mask)
-			sdev->cpu_vector[cpu] = v;
+	}
+	for_each_possible_cpu(cpu) {
+		v = first + i % count;
+		sdev->cpu_vector[cpu] = v;
+		/* A CPU offline now keeps the default: its jobs still complete. */
+		if (i++ < count)
+			irq_set_affinity(pci_irq_vector(pdev, v), cpumask_of(cpu));
 	}
 	return 0;
 }
 
 int spyre_hw_irq_init(struct spyre_drm_device *sdev)
 {
-	struct irq_affinity spread = { .pre_vectors = SPYRE_MSIX_VECTORS_FIXED };
 	struct pci_dev *pdev = sdev->pdev;
 	unsigned int max = SPYRE_MSIX_VECTORS_FIXED;
 	int i, ret;
@@ -186,12 +193,13 @@ int spyre_hw_irq_init(struct spyre_drm_device *sdev)
 			sdev->info.num_vectors, SPYRE_MSIX_VECTORS_FIXED);
 		return -ENODEV;
 	}
-	/* The kernel gives at most one completion vector per possible CPU. */
+	/* Completion vectors: one per possible CPU, if the card has them. */
 	if (spyre_hw_has_fence_vector(sdev))
-		max = sdev->info.num_vectors;
+		max += min3(sdev->info.num_vectors, (u32)SPYRE_MSIX_VECTORS,
+			    num_possible_cpus() + SPYRE_MSIX_VECTORS_FIXED) -
+		       SPYRE_MSIX_VECTORS_FIXED;
 	/* Freed by pcim when the device is released. */
-	ret = pci_alloc_irq_vectors_affinity(pdev, SPYRE_MSIX_VECTORS_FIXED, max,
-					     PCI_IRQ_MSIX | PCI_IRQ_AFFINITY, &spread);
+	ret = pci_alloc_irq_vectors(pdev, SPYRE_MSIX_VECTORS_FIXED, max, PCI_IRQ_MSIX);
 	if (ret < 0) {
 		drm_err(&sdev->drm, "cannot allocate MSI-X vectors: %d\n", ret);
 		return ret;

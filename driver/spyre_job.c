@@ -410,6 +410,8 @@ static enum drm_gpu_sched_stat spyre_job_timedout(struct drm_sched_job *sched_jo
 	/* The card is gone: its jobs were failed at remove. */
 	if (!drm_dev_enter(&sdev->drm, &idx))
 		return DRM_GPU_SCHED_STAT_ENODEV;
+	/* An interrupt that never came (its CPU went away): the card's word says. */
+	spyre_queue_signal(job->queue);
 	if (spyre_job_hung(job)) {
 		spyre_device_recover(sdev, sched_job);
 	} else {

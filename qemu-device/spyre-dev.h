@@ -132,6 +132,7 @@ typedef struct SpyreQueue {
      * goes on from this command; 0: from its start.
      */
     uint32_t call_resume;
+    bool deferred;          /* a vCPU left the head command to the worker */
     uint32_t brief_left;    /* commands a vCPU may still run at this doorbell */
     uint64_t run_generation; /* device generation when it started */
     bool dma_waiting;       /* wants the DMA engine */
@@ -308,6 +309,7 @@ void spyre_exec_init(SpyreExec *e, SpyreQueue *q);
 void spyre_mmu_cache_init(SpyreMmuCache *mc);
 uint32_t spyre_translate(SpyreExec *e, uint64_t va, uint64_t max_len,
                          int access, SpyreXlate *out);
+uint32_t spyre_dma_failed(const SpyreExec *e);
 uint32_t spyre_va_read(SpyreExec *e, uint64_t va, void *buf, uint64_t len);
 uint32_t spyre_va_write(SpyreExec *e, uint64_t va, const void *buf,
                         uint64_t len);

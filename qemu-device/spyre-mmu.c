@@ -237,6 +237,18 @@ uint32_t spyre_translate(SpyreExec *e, uint64_t va, uint64_t max_len,
     return SPYRE_CMD_STATUS_SUCCESS;
 }
 
+/*
+ * A bus access failed.  On a vCPU, inside the card's own register write,
+ * QEMU refuses accesses that reach back into the card's registers (its
+ * re-entrancy guard) that the worker would make: leave the command to the
+ * worker.  A brief command's access is one aligned piece: nothing of it
+ * was written.
+ */
+uint32_t spyre_dma_failed(const SpyreExec *e)
+{
+    return e->brief_only ? SPYRE_CMD_DEFERRED : SPYRE_CMD_STATUS_DMA_ERROR;
+}
+
 uint32_t spyre_va_read(SpyreExec *e, uint64_t va, void *buf, uint64_t len)
 {
     SpyreXlate x;
@@ -250,7 +262,7 @@ uint32_t spyre_va_read(SpyreExec *e, uint64_t va, void *buf, uint64_t len)
         if (!x.system) {
             memcpy(buf, e->s->mem_ptr + x.addr, x.len);
         } else if (pci_dma_read(PCI_DEVICE(e->s), x.addr, buf, x.len)) {
-            return SPYRE_CMD_STATUS_DMA_ERROR;
+            return spyre_dma_failed(e);
         }
         va += x.len;
         buf = (uint8_t *)buf + x.len;
@@ -296,7 +308,7 @@ uint32_t spyre_va_write(SpyreExec *e, uint64_t va, const void *buf,
         if (!x.system) {
             memcpy(e->s->mem_ptr + x.addr, buf, x.len);
         } else if (pci_dma_write(PCI_DEVICE(e->s), x.addr, buf, x.len)) {
-            return SPYRE_CMD_STATUS_DMA_ERROR;
+            return spyre_dma_failed(e);
         }
         va += x.len;
         buf = (const uint8_t *)buf + x.len;

@@ -581,6 +581,9 @@ static uint32_t spyre_queue_run_entry(SpyreQueue *q, SpyreExec *e,
     SpyreCmd c;
 
     if (pci_dma_read(pdev, entry, raw, sizeof(raw))) {
+        if (e->brief_only) {
+            return SPYRE_CMD_DEFERRED;      /* see spyre_dma_failed() */
+        }
         qemu_log_mask(LOG_GUEST_ERROR, "spyre: queue %d: cannot read ring "
                       "entry at 0x%" PRIx64 "\n", q->index, entry);
         trace_spyre_cmd_done(q->index, SPYRE_CMD_STATUS_DMA_ERROR);
@@ -633,10 +636,13 @@ static bool spyre_queue_run_head_locked(SpyreQueue *q, uint8_t *bounce,
     e.brief_only = brief_only;
     e.resume_index = q->call_resume;
     q->call_resume = 0;
+    q->deferred = false;
     spyre_mmu_hold_locked(&e);
     spyre_clock_begin_locked(q, &e);
-    hang = spyre_injection_fires(&q->hang_countdown);
-    dma_error = spyre_injection_fires(&q->dma_error_countdown);
+    /* A CALL the vCPU began started before: injections count starts. */
+    hang = !e.resume_index && spyre_injection_fires(&q->hang_countdown);
+    dma_error = !e.resume_index &&
+                spyre_injection_fires(&q->dma_error_countdown);
     q->running = true;
     q->run_generation = e.generation;
     spyre_busy_account_locked(s, 1);
@@ -655,6 +661,7 @@ static bool spyre_queue_run_head_locked(SpyreQueue *q, uint8_t *bounce,
         spyre_clock_end_locked(q, &e);
         q->running = false;
         q->call_resume = e.sub_index;
+        q->deferred = true;
         q->regs.busy_ns += spyre_now_ns() - start;
     } else {
         spyre_busy_account_locked(s, -1);
@@ -704,17 +711,17 @@ static void *spyre_queue_worker(void *opaque)
 }
 
 /*
- * A doorbell (on a vCPU, with the BQL and s->lock): if the queue is idle,
- * run its brief commands here (spyre_cmd_brief), and wake the worker for
- * whatever is left.  Injected faults always go to the worker (a hang
- * blocks until reset).
+ * A doorbell (on a vCPU, with the BQL and s->lock): if the queue is idle
+ * (nothing running, nothing left to the worker), run its brief commands
+ * here (spyre_cmd_brief), and wake the worker for whatever is left.
+ * Injected faults always go to the worker (a hang blocks until reset).
  */
 void spyre_queue_doorbell_locked(SpyreQueue *q)
 {
     SpyreState *s = q->s;
 
-    if (s->brief_on_vcpu && !q->running && q->hang_countdown < 0 &&
-        q->dma_error_countdown < 0) {
+    if (s->brief_on_vcpu && !q->running && !q->deferred &&
+        q->hang_countdown < 0 && q->dma_error_countdown < 0) {
         q->brief_left = SPYRE_BRIEF_MAX;
         while (spyre_queue_has_work_locked(q) && !q->running &&
                spyre_queue_run_head_locked(q, NULL, true)) {

@@ -650,6 +650,7 @@ static void spyre_reset_locked(SpyreState *s)
     for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
         s->queues[i].regs = (SpyreQueueRegs) { 0 };
         s->queues[i].call_resume = 0;
+        s->queues[i].deferred = false;
         s->queues[i].hang_countdown = -1;
         s->queues[i].dma_error_countdown = -1;
     }
@@ -721,7 +722,9 @@ static void spyre_queue_ctrl_write(SpyreState *s, SpyreQueue *q, hwaddr addr,
                 SPYRE_QCTRL_PRIORITY_MASK)) {
         spyre_guest_error(s, SPYRE_ERR_BAD_VALUE, addr,
                           "undefined bits in queue CTRL");
-    } else if (!(val & SPYRE_QCTRL_ENABLE) && enabled && q->running) {
+    } else if (!(val & SPYRE_QCTRL_ENABLE) && enabled &&
+               (q->running || q->call_resume)) {
+        /* A CALL the vCPU began is running, only not on a thread yet. */
         spyre_guest_error(s, SPYRE_ERR_BUSY, addr,
                           "disabling a queue that is running a command");
     } else if ((val & SPYRE_QCTRL_ENABLE) && !enabled && !q->regs.size) {
@@ -735,6 +738,7 @@ static void spyre_queue_ctrl_write(SpyreState *s, SpyreQueue *q, hwaddr addr,
         if ((val & SPYRE_QCTRL_ENABLE) && !enabled) {
             q->regs.head = q->regs.tail = 0;
             q->call_resume = 0;
+            q->deferred = false;
             q->regs.completed = 0;
             q->regs.stopped = false;
         }
@@ -759,6 +763,11 @@ static void spyre_queue_doorbell(SpyreState *s, SpyreQueue *q, hwaddr addr,
     } else {
         trace_spyre_doorbell(q->index, val);
         q->regs.tail = val;
+        if (val == q->regs.head) {
+            /* Emptied: a CALL the vCPU began is dropped, not resumed. */
+            q->call_resume = 0;
+            q->deferred = false;
+        }
         qemu_cond_broadcast(&s->cond);
         spyre_queue_doorbell_locked(q);
     }

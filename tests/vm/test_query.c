@@ -44,18 +44,26 @@ static struct drm_spyre_query info_query(struct drm_spyre_device_info *info)
 	return q;
 }
 
-/* CPUs the kernel could ever bring up: "0-N" or "0". */
+/* CPUs the kernel could ever bring up: a list of ranges, "0-3,8-11". */
 static unsigned int possible_cpus(void)
 {
-	unsigned int first = 0, last = 0;
 	FILE *f = fopen("/sys/devices/system/cpu/possible", "r");
+	unsigned int first, last, cpus = 0;
+	char sep;
 
 	if (!f)
 		return 0;
-	if (fscanf(f, "%u-%u", &first, &last) < 2)
+	while (fscanf(f, "%u", &first) == 1) {
 		last = first;
+		sep = fgetc(f);
+		if (sep == '-' && fscanf(f, "%u", &last) == 1)
+			sep = fgetc(f);
+		cpus += last - first + 1;
+		if (sep != ',')
+			break;
+	}
 	fclose(f);
-	return last - first + 1;
+	return cpus;
 }
 
 /* The misc and queue vectors, then one completion vector per CPU the card can serve. */

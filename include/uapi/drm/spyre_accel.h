@@ -75,7 +75,7 @@ struct drm_spyre_query {
  * @num_cores: AI cores
  * @stick_bytes: bytes in a stick, the unit of every transfer
  * @scratchpad_bytes: scratchpad bytes per core
- * @num_irq_vectors: MSI-X vectors the driver set up
+ * @num_irq_vectors: MSI-X vectors the driver set up (misc, queues, one per CPU)
  * @mem_bytes: device memory bytes
  * @pci_domain: PCI domain of the card
  * @pci_bdf: bus << 8 | device << 3 | function
