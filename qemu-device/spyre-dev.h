@@ -329,6 +329,7 @@ void spyre_launch_cache_free(SpyreQueue *q);
 void spyre_queues_start(SpyreState *s);
 void spyre_queue_kick_locked(SpyreQueue *q);
 void spyre_queue_doorbell_locked(SpyreQueue *q);
+void spyre_queue_drop_deferred_locked(SpyreQueue *q);
 void spyre_queues_kick_locked(SpyreState *s);
 void spyre_queues_stop(SpyreState *s);
 bool spyre_exec_aborted(SpyreExec *e);

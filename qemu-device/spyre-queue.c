@@ -655,17 +655,18 @@ static bool spyre_queue_run_head_locked(SpyreQueue *q, uint8_t *bounce,
     qemu_mutex_lock(&s->lock);
     if (e.generation != s->generation) {
         q->running = false;     /* the reset already cleared the queue */
-    } else if (status == SPYRE_CMD_DEFERRED) {
-        /* The worker goes on from the command the vCPU stopped at. */
-        spyre_busy_account_locked(s, -1);
-        spyre_clock_end_locked(q, &e);
-        q->running = false;
-        q->call_resume = e.sub_index;
-        q->deferred = true;
-        q->regs.busy_ns += spyre_now_ns() - start;
     } else {
         spyre_busy_account_locked(s, -1);
-        spyre_queue_finish_locked(q, status, &e, spyre_now_ns() - start);
+        if (status != SPYRE_CMD_DEFERRED) {
+            spyre_queue_finish_locked(q, status, &e, spyre_now_ns() - start);
+        } else {
+            /* The worker goes on from the command the vCPU stopped at. */
+            spyre_clock_end_locked(q, &e);
+            q->running = false;
+            q->call_resume = e.sub_index;
+            q->deferred = true;
+            q->regs.busy_ns += spyre_now_ns() - start;
+        }
     }
     spyre_mmu_release_locked(q);
     /*
@@ -708,6 +709,13 @@ static void *spyre_queue_worker(void *opaque)
     spyre_launch_cache_free(q);
     g_free(bounce);
     return NULL;
+}
+
+/* Reset, re-enabled or emptied: nothing is left half run for the worker. */
+void spyre_queue_drop_deferred_locked(SpyreQueue *q)
+{
+    q->call_resume = 0;
+    q->deferred = false;
 }
 
 /*

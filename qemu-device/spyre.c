@@ -649,8 +649,7 @@ static void spyre_reset_locked(SpyreState *s)
     };
     for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
         s->queues[i].regs = (SpyreQueueRegs) { 0 };
-        s->queues[i].call_resume = 0;
-        s->queues[i].deferred = false;
+        spyre_queue_drop_deferred_locked(&s->queues[i]);
         s->queues[i].hang_countdown = -1;
         s->queues[i].dma_error_countdown = -1;
     }
@@ -737,8 +736,7 @@ static void spyre_queue_ctrl_write(SpyreState *s, SpyreQueue *q, hwaddr addr,
     } else {
         if ((val & SPYRE_QCTRL_ENABLE) && !enabled) {
             q->regs.head = q->regs.tail = 0;
-            q->call_resume = 0;
-            q->deferred = false;
+            spyre_queue_drop_deferred_locked(q);
             q->regs.completed = 0;
             q->regs.stopped = false;
         }
@@ -765,8 +763,7 @@ static void spyre_queue_doorbell(SpyreState *s, SpyreQueue *q, hwaddr addr,
         q->regs.tail = val;
         if (val == q->regs.head) {
             /* Emptied: a CALL the vCPU began is dropped, not resumed. */
-            q->call_resume = 0;
-            q->deferred = false;
+            spyre_queue_drop_deferred_locked(q);
         }
         qemu_cond_broadcast(&s->cond);
         spyre_queue_doorbell_locked(q);

@@ -1350,7 +1350,6 @@ static void test_timestamp(void *obj, void *data, QGuestAllocator *alloc)
     expect_no_err(&c);
 }
 
-
 /*
  * The modelled clock: timestamps count what the real card would take, to
  * the nanosecond (docs/hardware.md "Clocks"): 1 MiB host to device over
