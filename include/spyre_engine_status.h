@@ -43,6 +43,7 @@ enum spyre_engine_status {
 	SPYRE_ENGINE_E_DEADLOCK = 23, /* no stream or op can progress, work remains */
 	SPYRE_ENGINE_E_NOMEM = 24,    /* host allocation failed */
 	SPYRE_ENGINE_E_INVALID = 25,  /* NULL or inconsistent API arguments */
+	SPYRE_ENGINE_E_ABORTED = 26,  /* the caller stopped the run (a device reset) */
 	SPYRE_ENGINE_STATUS_COUNT
 };
 
@@ -93,6 +94,7 @@ static inline const char *spyre_engine_status_name(int status)
 		[SPYRE_ENGINE_E_DEADLOCK] = "SPYRE_ENGINE_E_DEADLOCK",
 		[SPYRE_ENGINE_E_NOMEM] = "SPYRE_ENGINE_E_NOMEM",
 		[SPYRE_ENGINE_E_INVALID] = "SPYRE_ENGINE_E_INVALID",
+		[SPYRE_ENGINE_E_ABORTED] = "SPYRE_ENGINE_E_ABORTED",
 	};
 
 	if (status < 0 || status >= SPYRE_ENGINE_STATUS_COUNT)

@@ -12,10 +12,13 @@
  *     spyre_program_free(prog);
  *
  * A loaded program is immutable; runs of one program must not overlap.
+ * spyre_program_run_abortable() is a run its caller can stop (a device
+ * reset) from another thread.
  */
 #ifndef SPYRE_ENGINE_H
 #define SPYRE_ENGINE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -130,6 +133,23 @@ struct spyre_engine_stats {
     uint64_t macs; /* multiply-accumulates performed */
 };
 
+/*
+ * How a run learns that it must stop: aborted(opaque), polled between
+ * firings, before each core's set-up and inside large matmul firings, by
+ * the calling thread and by the run's pool threads (so it must be cheap
+ * and thread-safe, an atomic load).  Once it returns true it must keep
+ * doing so.  The run sees it within about a millisecond of host time
+ * (docs/engine.md "Host execution"), then starts no further firing (no
+ * read or write beyond one already under way) and returns
+ * SPYRE_ENGINE_E_ABORTED; what it wrote is undefined.
+ * The poll only bounds how long the run goes on: a write callback that
+ * fails once aborted is what keeps the memory from any write after it.
+ */
+struct spyre_engine_abort {
+    bool (*aborted)(void *opaque);
+    void *opaque;
+};
+
 struct spyre_program;
 
 void spyre_engine_config_default(struct spyre_engine_config *cfg);
@@ -146,6 +166,12 @@ enum spyre_engine_status spyre_program_run(struct spyre_program *prog,
                                            const struct spyre_engine_mem *mem,
                                            struct spyre_engine_stats *stats,
                                            struct spyre_engine_error *err);
+
+/* spyre_program_run that ab can stop (ab NULL: it never stops early). */
+enum spyre_engine_status spyre_program_run_abortable(
+    struct spyre_program *prog, const uint64_t *args, unsigned nargs,
+    const struct spyre_engine_mem *mem, const struct spyre_engine_abort *ab,
+    struct spyre_engine_stats *stats, struct spyre_engine_error *err);
 
 void spyre_program_free(struct spyre_program *prog);
 

@@ -18,7 +18,9 @@
  * packing is shared and the parts are small enough to balance.  When the
  * scheduler allows it (env->defer), the job is only started: the workers
  * compute while the scheduler moves other cores' sticks, and the scheduler
- * finishes it (pool_finish) before touching what it uses.
+ * finishes it (pool_finish) before touching what it uses.  Once the run
+ * is aborted (env->abort), parts still to start skip their work, so a
+ * large firing ends within a part's time.
  */
 #include <stdatomic.h>
 #include <string.h>
@@ -43,6 +45,7 @@ struct matmul_job {
     atomic_uint *state; /* per panel: 0 not packed, 1 packing, 2 packed */
     atomic_uint *done;  /* per panel: column blocks finished */
     atomic_uint *bdone; /* B packing parts finished */
+    struct run_abort *abort; /* NULL: none */
 };
 
 _Static_assert(sizeof(atomic_uint) <= sizeof(float),
@@ -183,10 +186,17 @@ static void need_panel(const struct matmul_job *j, uint32_t p)
     }
 }
 
+static bool job_aborted(const struct matmul_job *j)
+{
+    return j->abort && run_abort_poll(j->abort);
+}
+
 /*
  * Parts below bparts pack B; then part q is row panel q % ipanels, column
  * block q / ipanels (q counted from bparts), which waits for B's packing
- * (taken first, so only its last pieces are still running).
+ * (taken first, so only its last pieces are still running).  An aborted
+ * part does nothing but what others wait for: a B part still counts
+ * itself done, a tile part returns before claiming its A panel.
  */
 static void tile_part(void *ctx, unsigned q, unsigned parts)
 {
@@ -196,7 +206,14 @@ static void tile_part(void *ctx, unsigned q, unsigned parts)
 
     (void)parts;
     if (q < j->bparts) {
-        pack_b_part(j, q);
+        if (job_aborted(j)) {
+            atomic_fetch_add(j->bdone, 1);
+        } else {
+            pack_b_part(j, q);
+        }
+        return;
+    }
+    if (job_aborted(j)) {
         return;
     }
     q -= j->bparts;
@@ -385,6 +402,9 @@ bool op_matmul_fire_rows(const struct op_env *env, const struct op_desc *op,
      */
     struct engine_pool *pool =
         (uint64_t)m * k * n < env->pool_min_macs ? NULL : env->pool;
+
+    /* Only firings on the pool are long enough to poll inside. */
+    job.abort = pool ? env->abort : NULL;
 
     /*
      * A single-step firing whose accumulator the program cannot see, with

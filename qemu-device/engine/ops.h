@@ -8,6 +8,7 @@
 #ifndef SPYRE_ENGINE_OPS_H
 #define SPYRE_ENGINE_OPS_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -62,6 +63,36 @@ struct matmul_bcache {
     struct matmul_bslot slot[MATMUL_BCACHE_SLOTS];
 };
 
+/*
+ * A run's abort (engine.h) as the scheduler and its pool parts poll it:
+ * a true answer is remembered in seen, so the scheduler stops at its next
+ * firing when a pool part saw it first.
+ */
+struct run_abort {
+    const struct spyre_engine_abort *ab; /* NULL: the run never stops */
+    atomic_bool seen;
+};
+
+static inline bool run_abort_seen(struct run_abort *ra)
+{
+    return atomic_load_explicit(&ra->seen, memory_order_relaxed);
+}
+
+static inline bool run_abort_poll(struct run_abort *ra)
+{
+    if (!ra->ab) {
+        return false;
+    }
+    if (run_abort_seen(ra)) {
+        return true;
+    }
+    if (!ra->ab->aborted(ra->ab->opaque)) {
+        return false;
+    }
+    atomic_store_explicit(&ra->seen, true, memory_order_relaxed);
+    return true;
+}
+
 /* Host resources a firing may use. */
 struct op_env {
     struct engine_pool *pool;
@@ -80,6 +111,12 @@ struct op_env {
     size_t thread_floats;
     struct matmul_memo *memo;     /* NULL: none */
     struct matmul_bcache *bcache; /* NULL: none */
+    /*
+     * The run's abort (NULL: none): the parts of a matmul firing on the
+     * pool poll it and skip their work once it is set (the run's results
+     * are then undefined; engine.h).
+     */
+    struct run_abort *abort;
 };
 
 /* Floats of host scratch one firing of op needs (the tmp of op_fire). */

@@ -19,6 +19,11 @@
  * O(log agents).  Runs of contiguous sticks move with one memory callback
  * or memcpy, and ops read their inputs in place when the FIFO does not
  * wrap.  Host memory comes from a cached arena (arena.h).
+ *
+ * A run its caller can stop (spyre_engine_abort) polls between firings
+ * once they have done POLL_WORK of host work (poll_cost), so a poll costs
+ * nothing measurable and a reset is seen within a millisecond or so;
+ * matmul firings on the pool poll in each part as well (matmul.c).
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -159,7 +164,30 @@ struct run {
     uintptr_t lazy_lo, lazy_hi; /* holds every lazy FIFO's range (grows only) */
     struct matmul_memo memo;    /* A panels kept in r->tmp (ops.h) */
     struct matmul_bcache bcache; /* packed B kept between firings (ops.h) */
+    struct run_abort abort; /* ab NULL: the run never stops */
+    uint64_t since_poll;    /* host work since abort was last polled */
 };
+
+/*
+ * Host work between polls of the abort, in units of about a stick copied
+ * (tens of ns): 2^16 of them are well under a millisecond of host time.
+ */
+#define POLL_WORK (1u << 16)
+#define POLL_FIRING_COST 16 /* a firing's own cost: evaluation, picking */
+#define POLL_MACS_SHIFT 6   /* 64 multiply-adds a unit */
+
+/* Whether the caller stopped the run (engine.h: spyre_engine_abort). */
+static bool run_aborted(struct run *r)
+{
+    return run_abort_poll(&r->abort);
+}
+
+static enum spyre_engine_status aborted_error(struct run *r)
+{
+    engine_set_error(r->err, SPYRE_ENGINE_E_ABORTED, -1, SPYRE_ENGINE_AT_NONE,
+                     -1, "the run was stopped (device reset)");
+    return SPYRE_ENGINE_E_ABORTED;
+}
 
 static inline uint64_t max_u64(uint64_t a, uint64_t b)
 {
@@ -1538,6 +1566,38 @@ static bool agent_touches(const struct run *r, const struct agent *a,
     return false;
 }
 
+/* Host work of agent a's next firing, in POLL_WORK units. */
+static uint64_t poll_cost(const struct run *r, const struct agent *a)
+{
+    const struct op_desc *op;
+    uint64_t cost = POLL_FIRING_COST;
+
+    if (a->kind != AGENT_OP) {
+        return cost + a->n;
+    }
+    op = &r->cores[a->slot].prog->ops[a->index];
+    cost += op->in_sticks[0] + op->in_sticks[1] + op->in_sticks[2] +
+            op->out_sticks;
+    if (op->opcode == SPK_OPC_MATMUL) {
+        cost += ((uint64_t)op->rows * op->k * op->row_elems) >> POLL_MACS_SHIFT;
+    }
+    return cost;
+}
+
+/* Whether to poll the abort before agent a fires: POLL_WORK done since. */
+static bool poll_due(struct run *r, const struct agent *a)
+{
+    if (!r->abort.ab) {
+        return false;
+    }
+    r->since_poll += poll_cost(r, a);
+    if (r->since_poll < POLL_WORK) {
+        return false;
+    }
+    r->since_poll = 0;
+    return true;
+}
+
 static enum spyre_engine_status run_loop(struct run *r)
 {
     link_agents(r);
@@ -1557,6 +1617,11 @@ static enum spyre_engine_status run_loop(struct run *r)
             return report_deadlock(r);
         }
         best = &r->agents[idx];
+        /* A pool part may have seen it first (one relaxed load). */
+        if (run_abort_seen(&r->abort) ||
+            (poll_due(r, best) && run_aborted(r))) {
+            return aborted_error(r);
+        }
         if (r->busy_slot >= 0 &&
             agent_touches(r, best, (unsigned)r->busy_slot)) {
             pool_finish(r->env.pool);
@@ -1875,11 +1940,10 @@ static void finish_stats(struct run *r)
         (uint64_t)((double)st->device_cycles / r->t->clock_ghz + 0.5);
 }
 
-enum spyre_engine_status spyre_program_run(struct spyre_program *prog,
-                                           const uint64_t *args, unsigned nargs,
-                                           const struct spyre_engine_mem *mem,
-                                           struct spyre_engine_stats *stats,
-                                           struct spyre_engine_error *err)
+enum spyre_engine_status spyre_program_run_abortable(
+    struct spyre_program *prog, const uint64_t *args, unsigned nargs,
+    const struct spyre_engine_mem *mem, const struct spyre_engine_abort *ab,
+    struct spyre_engine_stats *stats, struct spyre_engine_error *err)
 {
     struct spyre_engine_stats local;
     struct run r = { 0 };
@@ -1910,9 +1974,13 @@ enum spyre_engine_status spyre_program_run(struct spyre_program *prog,
     r.lazy_lo = UINTPTR_MAX;
     r.env.memo = &r.memo;
     r.env.bcache = &r.bcache;
+    r.abort.ab = ab && ab->aborted ? ab : NULL;
+    atomic_init(&r.abort.seen, false);
+    r.env.abort = r.abort.ab ? &r.abort : NULL;
     st = alloc_run(&r);
+    /* Set-up clears scratchpads (megabytes a core): a poll between cores. */
     for (unsigned c = 0; !st && c < prog->num_cores; c++) {
-        st = setup_core(&r, c, args);
+        st = run_aborted(&r) ? aborted_error(&r) : setup_core(&r, c, args);
     }
     if (st == SPYRE_ENGINE_E_NOMEM) {
         engine_set_error(err, st, -1, SPYRE_ENGINE_AT_NONE, -1,
@@ -1925,4 +1993,14 @@ enum spyre_engine_status spyre_program_run(struct spyre_program *prog,
     finish_stats(&r);
     arena_put(r.arena);
     return st;
+}
+
+enum spyre_engine_status spyre_program_run(struct spyre_program *prog,
+                                           const uint64_t *args, unsigned nargs,
+                                           const struct spyre_engine_mem *mem,
+                                           struct spyre_engine_stats *stats,
+                                           struct spyre_engine_error *err)
+{
+    return spyre_program_run_abortable(prog, args, nargs, mem, NULL, stats,
+                                       err);
 }

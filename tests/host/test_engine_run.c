@@ -3,11 +3,15 @@
  * The scheduler and the timing model: deadlocks are detected, not hung on;
  * back-pressure keeps results right with the smallest FIFOs; the ring
  * multicasts; scratchpad relayout; runs are deterministic; and the timing
- * model gives the rates its parameters promise (docs/engine.md).
+ * model gives the rates its parameters promise (docs/engine.md); a run
+ * its caller aborts stops soon and writes nothing more.
  */
 #define _POSIX_C_SOURCE 200809L	/* setenv */
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
 
 #include "engine_testlib.h"
 #include "gemm.h"
@@ -948,7 +952,9 @@ static const void *alias_map(void *opaque, uint64_t addr, size_t len)
 	return test_mem_map(a->m, addr >= ALIAS ? addr - ALIAS : addr, len);
 }
 
+/* Load prog, run it on ops (stoppable by ab, may be NULL), free it. */
 static enum spyre_engine_status run_mem(const struct spyre_engine_mem *ops,
+					const struct spyre_engine_abort *ab,
 					const uint64_t *args, unsigned nargs)
 {
 	struct spyre_program *p;
@@ -959,7 +965,7 @@ static enum spyre_engine_status run_mem(const struct spyre_engine_mem *ops,
 	free(img);
 	if (st)
 		return st;
-	st = spyre_program_run(p, args, nargs, ops, &stats, &err);
+	st = spyre_program_run_abortable(p, args, nargs, ops, ab, &stats, &err);
 	spyre_program_free(p);
 	return st;
 }
@@ -1007,8 +1013,8 @@ TEST(lazy_sticks_keep_their_bytes_when_overwritten)
 		fill_fp16(&mem, 0, 4 * MiB, 3);
 		fill_fp16(&mem, 3 * MiB, MiB, 1000);	/* W's bytes differ from A's */
 		memcpy(copy.bytes, mem.bytes, ALIAS);
-		ASSERT_EQ(run_mem(&copy_ops, args, 5), SPYRE_ENGINE_OK);
-		ASSERT_EQ(run_mem(&ops, args, 5), SPYRE_ENGINE_OK);
+		ASSERT_EQ(run_mem(&copy_ops, NULL, args, 5), SPYRE_ENGINE_OK);
+		ASSERT_EQ(run_mem(&ops, NULL, args, 5), SPYRE_ENGINE_OK);
 		/* W did overwrite A, and the matmul used A from before. */
 		bad += !!memcmp(mem.bytes, mem.bytes + 3 * MiB, AS * 128);
 		bad += !!memcmp(mem.bytes, copy.bytes, ALIAS);
@@ -1077,8 +1083,8 @@ TEST(lazy_ring_sticks_keep_their_bytes_when_overwritten)
 		fill_fp16(&mem, 0, 2 * MiB, 5);
 		fill_fp16(&mem, 3 * MiB, 3 * MiB, 2000);	/* W's bytes differ from B's */
 		memcpy(copy.bytes, mem.bytes, ALIAS);
-		ASSERT_EQ(run_mem(&copy_ops, args, 7), SPYRE_ENGINE_OK);
-		ASSERT_EQ(run_mem(&ops, args, 7), SPYRE_ENGINE_OK);
+		ASSERT_EQ(run_mem(&copy_ops, NULL, args, 7), SPYRE_ENGINE_OK);
+		ASSERT_EQ(run_mem(&ops, NULL, args, 7), SPYRE_ENGINE_OK);
 		/* W did overwrite B, and the matmuls used B from before. */
 		bad += !!memcmp(mem.bytes + MiB, mem.bytes + 3 * MiB, BS * 128);
 		bad += !!memcmp(mem.bytes, copy.bytes, ALIAS);
@@ -1136,6 +1142,205 @@ TEST(lazy_deferred_matmul_finishes_before_overwrite)
 	cfg.host_threads = 0;
 	EXPECT_EQ(bad, 0);
 	test_mem_fini(&mem);
+}
+
+/*
+ * Aborting a run.  A compute-bound kernel: F matmul firings of 64x512 by
+ * 512x256 accumulating into one tile, A and B read again each firing, C
+ * written once at the end.  25000 firings (seconds of host time) are 88%
+ * of the loader's work bound (38401 units a firing, mostly MACs / 4096).
+ */
+static void compute_kernel(unsigned firings)
+{
+	struct pb_endpoint a = pb_linear(SPK_EP_DRAM, 0, 0, 512);
+	struct pb_endpoint b = pb_linear(SPK_EP_DRAM, 1, 0, 2048);
+	struct pb_core *c;
+	struct pb_op *op;
+
+	memset(&prog, 0, sizeof(prog));
+	a.count[1] = b.count[1] = firings;
+	prog.num_args = 3;
+	c = pb_core(&prog, 0);
+	op = pb_op(c, SPK_OPC_MATMUL, SPK_DT_FP16, SPK_DT_FP32, firings, 64, 256);
+	op->k = 512;
+	op->k_steps = firings;
+	op->in[0] = pb_stream(c, a, pb_op_end(), 512 * firings, 512);
+	op->in[1] = pb_stream(c, b, pb_op_end(), 2048 * firings, 2048);
+	op->out = pb_stream(c, pb_op_end(), pb_linear(SPK_EP_DRAM, 2, 0, 512), 512, 512);
+	op->acc_buffer = pb_buffer(c, 512 * 128);
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Memory that counts what is done after the abort; the abort flag itself. */
+struct abort_mem {
+	struct test_mem m;
+	atomic_bool aborted;
+	atomic_uint polls;
+	atomic_uint late_calls; /* read, write or map after the run saw it */
+	atomic_bool seen;	/* aborted() returned true once */
+	double set_at, seen_at;
+};
+
+static bool abort_poll(void *opaque)
+{
+	struct abort_mem *am = opaque;
+
+	atomic_fetch_add(&am->polls, 1);
+	if (!atomic_load(&am->aborted))
+		return false;
+	if (!atomic_exchange(&am->seen, true))
+		am->seen_at = mono_s();
+	return true;
+}
+
+static int abort_read(void *opaque, uint64_t addr, void *buf, size_t len)
+{
+	struct abort_mem *am = opaque;
+
+	if (atomic_load(&am->seen))
+		atomic_fetch_add(&am->late_calls, 1);
+	return test_mem_read(&am->m, addr, buf, len);
+}
+
+static int abort_write(void *opaque, uint64_t addr, const void *buf, size_t len)
+{
+	struct abort_mem *am = opaque;
+
+	if (atomic_load(&am->seen))
+		atomic_fetch_add(&am->late_calls, 1);
+	return test_mem_write(&am->m, addr, buf, len);
+}
+
+static const void *abort_map(void *opaque, uint64_t addr, size_t len)
+{
+	struct abort_mem *am = opaque;
+
+	if (atomic_load(&am->seen))
+		atomic_fetch_add(&am->late_calls, 1);
+	return test_mem_map(&am->m, addr, len);
+}
+
+static void *abort_later(void *opaque)
+{
+	struct abort_mem *am = opaque;
+
+	sleep_ms(200);
+	am->set_at = mono_s();
+	atomic_store(&am->aborted, true);
+	return NULL;
+}
+
+static enum spyre_engine_status run_abortable(struct abort_mem *am, const uint64_t *args,
+					      unsigned nargs)
+{
+	struct spyre_engine_mem ops = { am, abort_read, abort_write, abort_map };
+	struct spyre_engine_abort ab = { abort_poll, am };
+
+	return run_mem(&ops, &ab, args, nargs);
+}
+
+static void abort_mem_init(struct abort_mem *am)
+{
+	memset(am, 0, sizeof(*am));
+	test_mem_init(&am->m, 8 * MiB);
+	memset(am->m.bytes + 4 * MiB, 0x5a, 64 * 1024);
+}
+
+/*
+ * A run aborted while it computes (no memory access for seconds) stops
+ * soon after, with SPYRE_ENGINE_E_ABORTED, and leaves C unwritten (the
+ * only write is at the end: no callback at all once a poll saw it); on
+ * one host thread and two (where pool threads poll too).
+ */
+TEST(abort_stops_a_compute_bound_run)
+{
+	uint64_t args[3] = { 0, MiB, 4 * MiB };
+
+	for (unsigned threads = 1; threads <= 2; threads++) {
+		struct abort_mem am;
+		pthread_t t;
+		double t0 = mono_s(), took, lag;
+
+		abort_mem_init(&am);
+		spyre_engine_config_default(&cfg);
+		cfg.host_threads = threads;
+		compute_kernel(25000);
+		ASSERT_EQ(pthread_create(&t, NULL, abort_later, &am), 0);
+		EXPECT_EQ(run_abortable(&am, args, 3), SPYRE_ENGINE_E_ABORTED);
+		took = mono_s() - t0;
+		pthread_join(t, NULL);
+		lag = mono_s() - am.set_at;
+		printf("  # %u thread(s): stopped %.1f ms after the abort (saw it after %.1f "
+		       "ms), %u polls in %.2f s\n", threads, lag * 1e3,
+		       (am.seen_at - am.set_at) * 1e3, atomic_load(&am.polls), took);
+		EXPECT_EQ(err.status, SPYRE_ENGINE_E_ABORTED);
+		EXPECT_TRUE(atomic_load(&am.seen));
+		/* Well under the 25000 firings' seconds, on a loaded host too. */
+		EXPECT_TRUE(lag < 0.5);
+		EXPECT_EQ(atomic_load(&am.late_calls), 0);
+		for (unsigned i = 0; i < 64 * 1024; i++) {
+			if (am.m.bytes[4 * MiB + i] != 0x5a) {
+				EXPECT_EQ(am.m.bytes[4 * MiB + i], 0x5a);
+				break;
+			}
+		}
+		test_mem_fini(&am.m);
+	}
+	cfg.host_threads = 0;
+}
+
+/* Aborted before it starts: no memory callback at all. */
+TEST(abort_before_the_run_touches_nothing)
+{
+	uint64_t args[3] = { 0, MiB, 4 * MiB };
+	struct abort_mem am;
+
+	abort_mem_init(&am);
+	spyre_engine_config_default(&cfg);
+	compute_kernel(16);
+	atomic_store(&am.aborted, true);
+	EXPECT_EQ(run_abortable(&am, args, 3), SPYRE_ENGINE_E_ABORTED);
+	EXPECT_EQ(atomic_load(&am.late_calls), 0);
+	EXPECT_STREQ(spyre_engine_status_name(err.status), "SPYRE_ENGINE_E_ABORTED");
+	test_mem_fini(&am.m);
+}
+
+/* An abort that never comes changes nothing: same C, same statistics. */
+TEST(abort_not_set_same_results)
+{
+	uint64_t args[3] = { 0, MiB, 4 * MiB };
+	struct spyre_engine_stats plain;
+	struct abort_mem am;
+	struct test_mem mem;
+
+	spyre_engine_config_default(&cfg);
+	compute_kernel(64);
+	test_mem_init(&mem, 8 * MiB);
+	fill_pattern(&mem, 0, 2 * MiB, 3);
+	ASSERT_EQ(test_run(&cfg, &prog, &mem, args, 3, &plain, &err), SPYRE_ENGINE_OK);
+	abort_mem_init(&am);
+	fill_pattern(&am.m, 0, 2 * MiB, 3);
+	ASSERT_EQ(run_abortable(&am, args, 3), SPYRE_ENGINE_OK);
+	EXPECT_EQ(memcmp(am.m.bytes + 4 * MiB, mem.bytes + 4 * MiB, 64 * 1024), 0);
+	EXPECT_EQ(memcmp(&stats, &plain, sizeof(stats)), 0);
+	/* 64 firings of 2^23 multiply-adds: about 2^13 units each, a poll every 8. */
+	EXPECT_TRUE(atomic_load(&am.polls) > 0);
+	test_mem_fini(&mem);
+	test_mem_fini(&am.m);
 }
 
 TAP_MAIN()
