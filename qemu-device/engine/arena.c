@@ -1,30 +1,67 @@
 // SPDX-License-Identifier: MIT
 /*
- * The run arena (arena.h): one cached per process behind a mutex, private
- * ones when it is taken.
+ * The run arenas (arena.h): ARENA_COUNT of them behind a mutex, a run
+ * waiting on a condition for one while all are taken.
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "arena.h"
 
-static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct engine_arena cache = { .cached = true };
-static bool cache_busy;
+/* A waiting run polls its abort this often. */
+#define ARENA_WAIT_POLL_NS 1000000 /* 1 ms */
 
-struct engine_arena *arena_get(void)
+static pthread_mutex_t arenas_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t arena_freed_once = PTHREAD_ONCE_INIT;
+static pthread_cond_t arena_freed; /* on CLOCK_MONOTONIC */
+static struct engine_arena arenas[ARENA_COUNT];
+
+static void arena_freed_init(void)
 {
-    struct engine_arena *a = NULL;
+    pthread_condattr_t attr;
 
-    pthread_mutex_lock(&cache_lock);
-    if (!cache_busy) {
-        cache_busy = true;
-        a = &cache;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&arena_freed, &attr);
+    pthread_condattr_destroy(&attr);
+}
+
+static struct engine_arena *arena_take_locked(void)
+{
+    for (unsigned i = 0; i < ARENA_COUNT; i++) {
+        if (!arenas[i].busy) {
+            arenas[i].busy = true;
+            return &arenas[i];
+        }
     }
-    pthread_mutex_unlock(&cache_lock);
-    return a ? a : calloc(1, sizeof(*a));
+    return NULL;
+}
+
+struct engine_arena *arena_get(const struct spyre_engine_abort *ab)
+{
+    struct engine_arena *a;
+
+    pthread_once(&arena_freed_once, arena_freed_init);
+    pthread_mutex_lock(&arenas_lock);
+    while (!(a = arena_take_locked())) {
+        struct timespec until;
+
+        if (ab && ab->aborted && ab->aborted(ab->opaque)) {
+            break;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += ARENA_WAIT_POLL_NS;
+        if (until.tv_nsec >= 1000000000) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&arena_freed, &arenas_lock, &until);
+    }
+    pthread_mutex_unlock(&arenas_lock);
+    return a;
 }
 
 void arena_put(struct engine_arena *a)
@@ -32,15 +69,10 @@ void arena_put(struct engine_arena *a)
     if (!a) {
         return;
     }
-    if (a->cached) {
-        pthread_mutex_lock(&cache_lock);
-        cache_busy = false;
-        pthread_mutex_unlock(&cache_lock);
-        return;
-    }
-    pool_destroy(a->pool);
-    free(a->block);
-    free(a);
+    pthread_mutex_lock(&arenas_lock);
+    a->busy = false;
+    pthread_cond_signal(&arena_freed);
+    pthread_mutex_unlock(&arenas_lock);
 }
 
 int arena_reserve(struct engine_arena *a, size_t bytes)

@@ -3,9 +3,10 @@
  * Host resources of a run, kept between runs: the cores' scratchpads, the
  * bookkeeping arrays, op scratch and the kernel thread pool.  Allocating
  * (and page-faulting) tens of megabytes and starting threads on every
- * launch cost more than many kernels take to run.  One arena is cached for
- * the process; a run that finds it busy (runs of other programs in other
- * threads) gets a private one, freed when it ends.
+ * launch cost more than many kernels take to run.  The process keeps
+ * ARENA_COUNT arenas; a run takes a free one and gives it back, and when
+ * all are taken (more concurrent runs than that) it waits for one, so
+ * concurrent runs never create more arenas or thread pools.
  *
  * Memory from an arena is not zeroed: the scheduler clears what a program
  * can observe (docs/engine.md "Host execution").
@@ -16,18 +17,28 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "engine.h"
 #include "threads.h"
 
+/*
+ * A card's four queues launch at once without waiting; more concurrent
+ * runs (several cards in one process) wait for an arena.
+ */
+#define ARENA_COUNT 4
+
 struct engine_arena {
-    bool cached;
+    bool busy; /* taken by a run (under the arenas' lock) */
     unsigned char *block; /* bump-allocated, 64-byte aligned pieces */
     size_t size, used;
     struct engine_pool *pool;
     unsigned pool_request; /* host_threads the pool was made for */
 };
 
-/* The cached arena if free, else a new one; NULL when host memory runs out. */
-struct engine_arena *arena_get(void);
+/*
+ * A free arena, waiting for one while all are taken; NULL only when ab
+ * (may be NULL) says the run was aborted while it waited.
+ */
+struct engine_arena *arena_get(const struct spyre_engine_abort *ab);
 void arena_put(struct engine_arena *a);
 
 /* Make room for `bytes` in total and forget earlier pieces; 0 or -1. */

@@ -1853,9 +1853,9 @@ static enum spyre_engine_status alloc_run(struct run *r)
     size_t agents = 0, streams = 0, lazy = 0;
     size_t tmp_floats, gather_bytes, thread_floats, bpack_bytes, total, threads;
 
-    r->arena = arena_get();
+    r->arena = arena_get(r->abort.ab);
     if (!r->arena) {
-        return SPYRE_ENGINE_E_NOMEM;
+        return aborted_error(r);
     }
     r->env.simd = !prog->cfg.host_portable;
     r->env.isa = gemm_isa(r->env.simd);

@@ -4,7 +4,8 @@
  * back-pressure keeps results right with the smallest FIFOs; the ring
  * multicasts; scratchpad relayout; runs are deterministic; and the timing
  * model gives the rates its parameters promise (docs/engine.md); a run
- * its caller aborts stops soon and writes nothing more.
+ * its caller aborts stops soon and writes nothing more; concurrent runs
+ * share a bounded set of arenas.
  */
 #define _POSIX_C_SOURCE 200809L	/* setenv */
 
@@ -13,6 +14,7 @@
 #include <stdatomic.h>
 #include <time.h>
 
+#include "arena.h"
 #include "engine_testlib.h"
 #include "gemm.h"
 #include "tap.h"
@@ -1341,6 +1343,97 @@ TEST(abort_not_set_same_results)
 	EXPECT_TRUE(atomic_load(&am.polls) > 0);
 	test_mem_fini(&mem);
 	test_mem_fini(&am.m);
+}
+
+/* Arenas: a bounded set, a run waits for one, an abort ends the wait. */
+static void *take_arena(void *opaque)
+{
+	return arena_get(opaque);
+}
+
+static bool always(void *opaque)
+{
+	(void)opaque;
+	return true;
+}
+
+TEST(arenas_are_bounded)
+{
+	struct engine_arena *a[ARENA_COUNT], *got;
+	struct spyre_engine_abort ab = { always, NULL };
+	pthread_t t;
+	double t0;
+
+	for (unsigned i = 0; i < ARENA_COUNT; i++) {
+		a[i] = arena_get(NULL);
+		ASSERT_TRUE(a[i] != NULL);
+		for (unsigned j = 0; j < i; j++)
+			EXPECT_TRUE(a[i] != a[j]);
+	}
+	/* All taken: an aborted run gives up waiting at once. */
+	t0 = mono_s();
+	EXPECT_TRUE(arena_get(&ab) == NULL);
+	EXPECT_TRUE(mono_s() - t0 < 0.1);
+	/* Another waits until one is given back, then gets that one. */
+	ASSERT_EQ(pthread_create(&t, NULL, take_arena, NULL), 0);
+	sleep_ms(50);
+	arena_put(a[2]);
+	pthread_join(t, (void **)&got);
+	EXPECT_TRUE(got == a[2]);
+	arena_put(got);
+	for (unsigned i = 0; i < ARENA_COUNT; i++) {
+		if (i != 2)
+			arena_put(a[i]);
+	}
+}
+
+/* More concurrent runs than arenas: all finish, with the right results. */
+struct concurrent_run {
+	struct test_mem mem;
+	struct spyre_engine_config cfg;
+	struct pb_program *prog;
+	enum spyre_engine_status st;
+};
+
+static void *run_one(void *opaque)
+{
+	struct concurrent_run *cr = opaque;
+	uint64_t args[3] = { 0, MiB, 4 * MiB };
+	struct spyre_engine_error e;
+
+	cr->st = test_run(&cr->cfg, cr->prog, &cr->mem, args, 3, NULL, &e);
+	return NULL;
+}
+
+TEST(runs_beyond_the_arenas_wait_and_finish)
+{
+	enum { RUNS = ARENA_COUNT + 3 };
+	struct concurrent_run cr[RUNS];
+	struct test_mem ref;
+	uint64_t args[3] = { 0, MiB, 4 * MiB };
+	pthread_t t[RUNS];
+
+	spyre_engine_config_default(&cfg);
+	cfg.host_threads = 2;
+	compute_kernel(32);
+	test_mem_init(&ref, 8 * MiB);
+	fill_pattern(&ref, 0, 2 * MiB, 9);
+	ASSERT_EQ(test_run(&cfg, &prog, &ref, args, 3, NULL, &err), SPYRE_ENGINE_OK);
+	for (unsigned i = 0; i < RUNS; i++) {
+		cr[i].cfg = cfg;
+		cr[i].prog = &prog;
+		test_mem_init(&cr[i].mem, 8 * MiB);
+		fill_pattern(&cr[i].mem, 0, 2 * MiB, 9);
+		ASSERT_EQ(pthread_create(&t[i], NULL, run_one, &cr[i]), 0);
+	}
+	for (unsigned i = 0; i < RUNS; i++) {
+		pthread_join(t[i], NULL);
+		EXPECT_EQ(cr[i].st, SPYRE_ENGINE_OK);
+		EXPECT_EQ(memcmp(cr[i].mem.bytes + 4 * MiB, ref.bytes + 4 * MiB, 64 * 1024), 0);
+		test_mem_fini(&cr[i].mem);
+	}
+	test_mem_fini(&ref);
+	cfg.host_threads = 0;
 }
 
 TAP_MAIN()
