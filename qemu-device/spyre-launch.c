@@ -168,11 +168,25 @@ static const void *spyre_launch_map(void *opaque, uint64_t addr, size_t len)
     return spyre_va_map(m->e, addr, len);
 }
 
+/*
+ * The engine polls this between firings and inside large ones, from its
+ * pool threads too: a reset stops a compute-bound kernel within about a
+ * millisecond instead of at its next memory access.
+ */
+static bool spyre_launch_aborted(void *opaque)
+{
+    SpyreLaunchMem *m = opaque;
+
+    return spyre_exec_aborted(m->e);
+}
+
 static uint32_t spyre_launch_status(int engine_status, uint32_t mem_status)
 {
     switch (engine_status) {
     case SPYRE_ENGINE_OK:
         return SPYRE_CMD_STATUS_SUCCESS;
+    case SPYRE_ENGINE_E_ABORTED:
+        return SPYRE_CMD_STATUS_ABORTED;
     case SPYRE_ENGINE_E_MEMORY:
         return mem_status != SPYRE_CMD_STATUS_SUCCESS ?
                mem_status : SPYRE_CMD_STATUS_DMA_ERROR;
@@ -262,7 +276,7 @@ static uint32_t spyre_launch_failed(SpyreExec *e, int rc,
 {
     assert(rc != SPYRE_ENGINE_OK);
     trace_spyre_launch(e->q->index, rc, 0);
-    if (rc != SPYRE_ENGINE_E_MEMORY) {
+    if (rc != SPYRE_ENGINE_E_MEMORY && rc != SPYRE_ENGINE_E_ABORTED) {
         qemu_log_mask(LOG_GUEST_ERROR, "spyre: queue %d: LAUNCH failed: "
                       "%s (core %d, index %d): %s\n", e->q->index,
                       spyre_engine_status_name(rc), err->core, err->index,
@@ -348,6 +362,10 @@ uint32_t spyre_cmd_launch(SpyreExec *e, const uint64_t *args)
         .write = spyre_launch_write,
         .map = spyre_launch_map,
     };
+    struct spyre_engine_abort ab = {
+        .aborted = spyre_launch_aborted,
+        .opaque = &m,
+    };
     uint8_t header[64];
     uint32_t image_bytes, st_cmd;
     unsigned i, nargs;
@@ -393,7 +411,8 @@ uint32_t spyre_cmd_launch(SpyreExec *e, const uint64_t *args)
         return st_cmd;
     }
     memset(&st, 0, sizeof(st));
-    rc = spyre_program_run(prog, kargs, nargs, &mem, &st, &err);
+    rc = spyre_program_run_abortable(prog, kargs, nargs, &mem, &ab, &st,
+                                     &err);
     if (owned) {
         spyre_program_free(prog);
     }
@@ -403,6 +422,10 @@ uint32_t spyre_cmd_launch(SpyreExec *e, const uint64_t *args)
     trace_spyre_launch(e->q->index, rc, st.device_ns);
     spyre_clock_advance(e, st.device_ns);
     spyre_launch_account(e, &st);
+    /* A reset since: no record (spyre_va_write checks again per page). */
+    if (spyre_exec_aborted(e)) {
+        return SPYRE_CMD_STATUS_ABORTED;
+    }
     return stats_va ? spyre_launch_write_stats(e, stats_va, &st)
                     : SPYRE_CMD_STATUS_SUCCESS;
 }

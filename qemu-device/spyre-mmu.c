@@ -294,6 +294,12 @@ const void *spyre_va_map(SpyreExec *e, uint64_t va, uint64_t len)
     return e->s->mem_ptr + x.addr;
 }
 
+/*
+ * A command a reset aborted writes nothing more, not even through the
+ * tables it translated with (which the driver may be rebuilding): each
+ * piece checks first.  A piece already under way ends before DEV_STATUS
+ * reads READY (the command is still running until then).
+ */
 uint32_t spyre_va_write(SpyreExec *e, uint64_t va, const void *buf,
                         uint64_t len)
 {
@@ -301,6 +307,9 @@ uint32_t spyre_va_write(SpyreExec *e, uint64_t va, const void *buf,
     uint32_t st;
 
     while (len) {
+        if (spyre_exec_aborted(e)) {
+            return SPYRE_CMD_STATUS_ABORTED;
+        }
         st = spyre_translate(e, va, len, SPYRE_ACCESS_WRITE, &x);
         if (st != SPYRE_CMD_STATUS_SUCCESS) {
             return st;

@@ -631,8 +631,9 @@ static void spyre_reset_locked(SpyreState *s)
     int64_t now = spyre_now_ns();
     int i;
 
-    s->generation++;
-    s->mmu_epoch++;
+    /* Read without the lock by running commands (spyre_exec_aborted). */
+    qatomic_set(&s->generation, s->generation + 1);
+    qatomic_set(&s->mmu_epoch, s->mmu_epoch + 1);
     s->irq_vectors = 0;
     qatomic_set(&s->time_base_ns, now);
     s->regs = (SpyreRegs) {

@@ -1795,6 +1795,148 @@ static void test_reset_busy(void *obj, void *data, QGuestAllocator *alloc)
     expect_no_err(&c);
 }
 
+/*
+ * A compute-bound kernel: on core 0, RC_FIRINGS matmul firings of
+ * 64x512 by 512x256 (fp16 in, fp32 out), all accumulating into one tile,
+ * A and B read again each firing (a stride-0 outer loop), C written once
+ * at the end.  Arguments: A, B (device memory, zeros will do), C.  About
+ * 2.5 s of host time on a 2-CPU host with one engine thread; 44% of the
+ * loader's work bound (2^30; 38401 a firing, mostly MACs / 4096).
+ */
+#define RC_M            64
+#define RC_K            512
+#define RC_N            256
+#define RC_FIRINGS      12288
+#define RC_A_STICKS     (RC_M * RC_K / 64)
+#define RC_B_STICKS     (RC_K * RC_N / 64)
+#define RC_C_STICKS     (RC_M * RC_N / 32)
+
+static uint8_t *compute_kernel(size_t *len)
+{
+    struct pb_program *prog = g_new0(struct pb_program, 1);
+    struct pb_endpoint a = pb_linear(SPK_EP_DRAM, 0, 0, RC_A_STICKS);
+    struct pb_endpoint b = pb_linear(SPK_EP_DRAM, 1, 0, RC_B_STICKS);
+    struct pb_core *core;
+    struct pb_op *op;
+    uint8_t *image;
+
+    a.count[1] = b.count[1] = RC_FIRINGS;
+    prog->num_args = 3;
+    core = pb_core(prog, 0);
+    op = pb_op(core, SPK_OPC_MATMUL, SPK_DT_FP16, SPK_DT_FP32, RC_FIRINGS,
+               RC_M, RC_N);
+    op->k = RC_K;
+    op->k_steps = RC_FIRINGS;
+    op->in[0] = pb_stream(core, a, pb_op_end(),
+                          RC_A_STICKS * RC_FIRINGS, RC_A_STICKS);
+    op->in[1] = pb_stream(core, b, pb_op_end(),
+                          RC_B_STICKS * RC_FIRINGS, RC_B_STICKS);
+    op->out = pb_stream(core, pb_op_end(),
+                        pb_linear(SPK_EP_DRAM, 2, 0, RC_C_STICKS),
+                        RC_C_STICKS, RC_C_STICKS);
+    op->acc_buffer = pb_buffer(core, RC_C_STICKS * 128);
+    image = pb_serialize(prog, len);
+    g_assert(image);
+    g_free(prog);
+    return image;
+}
+
+/* docs/hardware.md "Reset": READY this soon, even during a LAUNCH. */
+#define RESET_BOUND_MS  100
+
+/* Poll DEV_STATUS until READY; the us it took, or -1 after limit_ms. */
+static int64_t us_to_ready(Card *c, int64_t t0_us, int limit_ms)
+{
+    for (;;) {
+        int64_t us = g_get_monotonic_time() - t0_us;
+
+        if (rd(c, SPYRE_REG_DEV_STATUS) == SPYRE_DEV_STATUS_READY) {
+            return us;
+        }
+        if (us > limit_ms * 1000ll) {
+            return -1;
+        }
+        g_usleep(200);
+    }
+}
+
+static bool bytes_are(Card *c, uint64_t addr, uint8_t v, size_t len)
+{
+    g_autofree uint8_t *buf = g_malloc(len);
+
+    qtest_memread(c->qts, addr, buf, len);
+    for (size_t i = 0; i < len; i++) {
+        if (buf[i] != v) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/*
+ * DEV_CTRL.RESET during a compute-bound LAUNCH: READY within
+ * RESET_BOUND_MS, the entry ABORTED by then, and from then on nothing of
+ * the LAUNCH reaches memory: no statistics record, no C, no later status
+ * over the entry (poisoned after READY).  It once took the whole kernel
+ * (seconds) to stop, past the driver's 2 s wait, then wrote the entry's
+ * status into a ring the driver had set up again.
+ */
+static void test_reset_launch(void *obj, void *data, QGuestAllocator *alloc)
+{
+    const uint64_t o_img = W_SRC, o_c = W_DST, o_args = W_BUF + 0x800;
+    const uint64_t o_stats = W_BUF + 0x1000;
+    const uint64_t va_a = VA_DEV + 0x100000, va_b = VA_DEV + 0x200000;
+    const uint32_t poison = 0xdeadbeef;
+    int64_t t0, us;
+    uint8_t *image;
+    uint32_t idx;
+    size_t len;
+    Card c;
+
+    card_setup(&c, obj, alloc);
+    image = compute_kernel(&len);
+    qtest_memwrite(c.qts, gpa(&c, o_img), image, len);
+    free(image);
+    qtest_writeq(c.qts, gpa(&c, o_args), va_a);
+    qtest_writeq(c.qts, gpa(&c, o_args) + 8, va_b);
+    qtest_writeq(c.qts, gpa(&c, o_args) + 16, hva(&c, o_c));
+    qtest_memset(c.qts, gpa(&c, o_stats), 0xa5, SPYRE_LAUNCH_STATS_SIZE);
+    qtest_memset(c.qts, gpa(&c, o_c), 0x5a, RC_C_STICKS * 128);
+    idx = submit(&c, 0, &(Cmd) { .opcode = SPYRE_OP_LAUNCH,
+                 .args = { hva(&c, o_img), hva(&c, o_args), 24,
+                           hva(&c, o_stats) } }, 1);
+    g_usleep(300 * 1000);
+    /* Still computing (a much faster host would need more firings). */
+    g_assert_cmpuint(qrd(&c, 0, SPYRE_QREG_STATUS), ==, SPYRE_QSTATE_BUSY);
+    g_assert_cmpuint(entry_status(&c, 0, idx), ==, SPYRE_CMD_STATUS_PENDING);
+
+    t0 = g_get_monotonic_time();
+    wr(&c, SPYRE_REG_DEV_CTRL, SPYRE_DEV_CTRL_RESET);
+    us = us_to_ready(&c, t0, 2000);
+    g_test_message("READY %" PRId64 " us after the reset (-1: not in 2 s)",
+                   us);
+    g_assert_cmpint(us, >=, 0);
+    g_assert_cmpint(us, <=, RESET_BOUND_MS * 1000);
+    g_assert_cmpuint(entry_status(&c, 0, idx), ==, SPYRE_CMD_STATUS_ABORTED);
+
+    /* What a driver does once READY: reuse the ring and the buffers. */
+    qtest_writel(c.qts, entry_addr(&c, 0, idx) + SPYRE_CMD_OFF_STATUS, poison);
+    wait_ready(&c);
+    g_usleep(200 * 1000);
+    g_assert_cmphex(entry_status(&c, 0, idx), ==, poison);
+    g_assert_true(bytes_are(&c, gpa(&c, o_stats), 0xa5,
+                            SPYRE_LAUNCH_STATS_SIZE));
+    g_assert_true(bytes_are(&c, gpa(&c, o_c), 0x5a, RC_C_STICKS * 128));
+    expect_reset_values(&c);
+
+    /* Usable again after set-up. */
+    build_tables(&c);
+    queue_enable(&c, 0, 0);
+    g_assert_cmpuint(run(&c, 0, (Cmd) { .opcode = SPYRE_OP_NOP }), ==,
+                     SPYRE_CMD_STATUS_SUCCESS);
+    expect_no_err(&c);
+}
+
 static bool inv_complete(Card *c, int ctx)
 {
     return rd(c, SPYRE_REG_INV_DONE(ctx)) == rd(c, SPYRE_REG_INV_REQUESTED(ctx));
@@ -2321,6 +2463,7 @@ static void spyre_register_nodes(void)
     qos_add_test("mmu/invalidate-ack", "spyre", test_mmu_invalidate_ack, NULL);
     qos_add_test("queues/stop-resume", "spyre", test_queue_stop_resume, NULL);
     qos_add_test("reset/busy", "spyre", test_reset_busy, NULL);
+    qos_add_test("reset/launch", "spyre", test_reset_launch, NULL);
     qos_add_test("reset/flr", "spyre", test_reset_flr, NULL);
     qos_add_test("inject/hang", "spyre", test_dbg_hang, NULL);
     qos_add_test("inject/dma-error", "spyre", test_dbg_dma_error, NULL);
