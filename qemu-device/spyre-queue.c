@@ -304,6 +304,17 @@ static uint32_t spyre_cmd_fence(SpyreExec *e, const SpyreCmd *c)
                       SPYRE_MSIX_VECTORS - 1);
         return SPYRE_CMD_STATUS_BAD_ARGUMENT;
     }
+    /*
+     * A CALL runs a client's commands: their FENCEs signal the queue's own
+     * vector only, so a client cannot interrupt another queue's or CPU's
+     * waiter (the vectors are the driver's to hand out).
+     */
+    if (e->nested && vector) {
+        qemu_log_mask(LOG_GUEST_ERROR, "spyre: queue %d: FENCE inside a CALL "
+                      "names vector %" PRIu64 " (only 0 there)\n",
+                      e->q->index, vector);
+        return SPYRE_CMD_STATUS_BAD_ARGUMENT;
+    }
     st = spyre_write_u64(e, c->args[0], c->args[1]);
     if (st == SPYRE_CMD_STATUS_SUCCESS) {
         qemu_mutex_lock(&s->lock);

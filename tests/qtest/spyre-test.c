@@ -1233,6 +1233,67 @@ static void test_fence_vector(void *obj, void *data, QGuestAllocator *alloc)
 }
 
 /*
+ * Inside a CALL (a client's commands) a FENCE signals only its queue's
+ * vector: naming any vector there, even the queue's own, is BAD_ARGUMENT,
+ * nothing written and nothing signalled, so a client cannot raise another
+ * queue's vector or a CPU's completion vector.  The driver's own FENCE on
+ * the ring still may.
+ */
+static void test_fence_call_vector(void *obj, void *data,
+                                   QGuestAllocator *alloc)
+{
+    const int named[] = { SPYRE_MSIX_VECTOR_QUEUE(0),
+                          SPYRE_MSIX_VECTOR_QUEUE(1),
+                          SPYRE_MSIX_VECTORS_FIXED, SPYRE_MSIX_VECTORS - 1 };
+    Cmd f;
+    Card c;
+
+    card_setup(&c, obj, alloc);
+    wr(&c, SPYRE_REG_INT_MASK, SPYRE_INT_MISC_ALL);
+    qtest_writeq(c.qts, gpa(&c, W_FLAGS), 0);
+    for (int ctx = 0; ctx < 2; ctx++) {
+        /* The flag is VA_HOST + gpa in context 0, VA_DEV + gpa in 1. */
+        uint64_t flag = (ctx ? VA_DEV : VA_HOST) + gpa(&c, W_FLAGS);
+
+        for (size_t i = 0; i < G_N_ELEMENTS(named); i++) {
+            f = fence(flag, 100 + i);
+            f.args[2] = named[i];
+            write_cmd(&c, gpa(&c, W_BUF), &f);
+            g_assert_cmpuint(run(&c, 1, (Cmd) { .opcode = SPYRE_OP_CALL,
+                             .args = { ctx, VA_RO + gpa(&c, W_BUF), 1 } }),
+                             ==, SPYRE_CMD_STATUS_BAD_ARGUMENT);
+            g_assert_cmpuint(qrd(&c, 1, SPYRE_QREG_ERROR_SUB_INDEX), ==, 0);
+            g_assert_cmphex(qtest_readq(c.qts, gpa(&c, W_FLAGS)), ==, 0);
+            g_assert_cmphex(rd(&c, SPYRE_REG_INT_STATUS) &
+                            SPYRE_INT_QUEUE_FENCE(1), ==, 0);
+            for (int v = 0; v < SPYRE_MSIX_VECTORS; v++) {
+                /* CMD_ERROR is masked: no vector at all. */
+                g_assert(!msi_fired(&c, v));
+            }
+        }
+        /* Vector 0 there: the queue's own. */
+        f = fence(flag, 7 + ctx);
+        write_cmd(&c, gpa(&c, W_BUF), &f);
+        g_assert_cmpuint(run(&c, 1, (Cmd) { .opcode = SPYRE_OP_CALL,
+                         .args = { ctx, VA_RO + gpa(&c, W_BUF), 1 } }),
+                         ==, SPYRE_CMD_STATUS_SUCCESS);
+        g_assert_cmphex(qtest_readq(c.qts, gpa(&c, W_FLAGS)), ==, 7 + ctx);
+        g_assert(wait_msi(&c, SPYRE_MSIX_VECTOR_QUEUE(1), 1000));
+        g_assert_cmphex(rd(&c, SPYRE_REG_INT_STATUS), ==,
+                        SPYRE_INT_QUEUE_FENCE(1));
+        wr(&c, SPYRE_REG_INT_STATUS, SPYRE_INT_QUEUE_FENCE(1));
+        qtest_writeq(c.qts, gpa(&c, W_FLAGS), 0);
+    }
+    /* On the ring the vector is still the FENCE's to name. */
+    f = fence(hva(&c, W_FLAGS), 9);
+    f.args[2] = SPYRE_MSIX_VECTORS - 1;
+    g_assert_cmpuint(run(&c, 1, f), ==, SPYRE_CMD_STATUS_SUCCESS);
+    g_assert(wait_msi(&c, SPYRE_MSIX_VECTORS - 1, 1000));
+    wr(&c, SPYRE_REG_INT_STATUS, SPYRE_INT_QUEUE_FENCE(1));
+    expect_no_err(&c);
+}
+
+/*
  * Brief commands run within the doorbell's write when the queue is idle
  * (done before the write returns); a CALL that reaches a copy leaves the
  * rest to the worker, which goes on from the copy, not from the start.
@@ -2446,6 +2507,8 @@ static void spyre_register_nodes(void)
     qos_add_test("cmd/launch/rewritten", "spyre", test_launch_rewritten, NULL);
     qos_add_test("cmd/fence", "spyre", test_fence, NULL);
     qos_add_test("cmd/fence-vector", "spyre", test_fence_vector, NULL);
+    qos_add_test("cmd/fence-call-vector", "spyre", test_fence_call_vector,
+                 NULL);
     qos_add_test("cmd/brief-on-doorbell", "spyre", test_brief_on_doorbell,
                  NULL);
     qos_add_test("cmd/wait-fence", "spyre", test_wait_fence, NULL);
