@@ -1861,13 +1861,14 @@ static void test_reset_busy(void *obj, void *data, QGuestAllocator *alloc)
  * 64x512 by 512x256 (fp16 in, fp32 out), all accumulating into one tile,
  * A and B read again each firing (a stride-0 outer loop), C written once
  * at the end.  Arguments: A, B (device memory, zeros will do), C.  About
- * 2.5 s of host time on a 2-CPU host with one engine thread; 44% of the
- * loader's work bound (2^30; 38401 a firing, mostly MACs / 4096).
+ * 5 s of host time on a 2-CPU host with one engine thread, a tenth of a
+ * second with 64; 88% of the loader's work bound (2^30; 38401 a firing,
+ * mostly MACs / 4096).
  */
 #define RC_M            64
 #define RC_K            512
 #define RC_N            256
-#define RC_FIRINGS      12288
+#define RC_FIRINGS      24576
 #define RC_A_STICKS     (RC_M * RC_K / 64)
 #define RC_B_STICKS     (RC_K * RC_N / 64)
 #define RC_C_STICKS     (RC_M * RC_N / 32)
@@ -1963,10 +1964,17 @@ static void test_reset_launch(void *obj, void *data, QGuestAllocator *alloc)
     qtest_writeq(c.qts, gpa(&c, o_args) + 16, hva(&c, o_c));
     qtest_memset(c.qts, gpa(&c, o_stats), 0xa5, SPYRE_LAUNCH_STATS_SIZE);
     qtest_memset(c.qts, gpa(&c, o_c), 0x5a, RC_C_STICKS * 128);
-    idx = submit(&c, 0, &(Cmd) { .opcode = SPYRE_OP_LAUNCH,
-                 .args = { hva(&c, o_img), hva(&c, o_args), 24,
-                           hva(&c, o_stats) } }, 1);
-    g_usleep(300 * 1000);
+    /* A FENCE says the LAUNCH behind it has started. */
+    qtest_writeq(c.qts, gpa(&c, W_FLAGS), 0);
+    idx = submit(&c, 0, (Cmd[]) { fence(hva(&c, W_FLAGS), 1),
+                 { .opcode = SPYRE_OP_LAUNCH,
+                   .args = { hva(&c, o_img), hva(&c, o_args), 24,
+                             hva(&c, o_stats) } } }, 2) + 1;
+    for (int i = 0; !qtest_readq(c.qts, gpa(&c, W_FLAGS)); i++) {
+        g_assert_cmpint(i, <, POLL_MS);
+        g_usleep(1000);
+    }
+    g_usleep(50 * 1000);
     /* Still computing (a much faster host would need more firings). */
     g_assert_cmpuint(qrd(&c, 0, SPYRE_QREG_STATUS), ==, SPYRE_QSTATE_BUSY);
     g_assert_cmpuint(entry_status(&c, 0, idx), ==, SPYRE_CMD_STATUS_PENDING);
