@@ -3,7 +3,7 @@
  * A seeded, time-bounded fuzzer for the spyre driver's ioctls, run in the
  * guest:
  *
- *	fuzz_ioctl SEED SECONDS [WORKERS]
+ *	fuzz_ioctl SEED SECONDS [WORKERS [THREADS]]
  *
  * WORKERS processes (default 2, seeds SEED, SEED+1, ...) each keep twelve
  * open files with buffers and syncobjs (more files than the card has
@@ -18,21 +18,40 @@
  * through only ever point at a scratch area or at memory that faults, so the
  * fuzzer cannot corrupt itself.
  *
- * Prints TAP: one test, "fuzz N seconds seed S: I ioctls, no crash", which
- * passes when every worker survived and the card still copies data correctly
- * afterwards.  A kernel crash ends the guest; KASAN/lockdep reports are found
- * by the kernel-log scan that follows (make fuzz-driver, the vm-debug suite).
+ * THREADS (default 0: the mode above) from 1 to 16 makes each worker a
+ * threaded one instead: THREADS threads (per-thread seeds from SEED + worker
+ * and the thread's number) share the worker's eight open files and race on
+ * them: BO_CREATE of host and device buffers and GEM_CLOSE of the handles
+ * other threads just got (and of the lowest free handles, which the next
+ * create is given), valid small copies and NOPs and random commands through
+ * SUBMIT, BO_WAIT, mmap / munmap and CPU access of the buffers (BO_INFO's
+ * mmap_offset), PRIME export and import between the worker's files,
+ * SYNCOBJ create / destroy / wait, and close() or dup2() of a shared file's
+ * descriptor itself while the other threads use it (see "threads" below).
+ * The interleaving is the scheduler's, so a threaded run is only as
+ * repeatable as the races it provokes.
+ *
+ * Prints TAP: one test, "fuzz N seconds seed S: I ioctls, no crash" (with
+ * ", T threads per worker" in the threaded mode), which passes when every
+ * worker survived and the card still copies data correctly afterwards.  A
+ * kernel crash ends the guest; KASAN/lockdep reports are found by the
+ * kernel-log scan that follows (make fuzz-driver, which runs both modes, and
+ * the vm and vm-debug suites).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,10 +71,23 @@
 #define MAX_MAPS	128
 #define HOST_BUDGET	(96 * MIB)
 #define SCRATCH_SIZE	(64 * 1024)
+/* The threaded mode: files shared by a worker's threads, at these numbers. */
+#define NSLOTS		8
+#define MAX_THREADS	16
+#define SLOT_FD_BASE	256
+#define RING		32
+#define LOOSE_MAPS	16
+
+/*
+ * Everything the fuzzing functions keep for themselves is per thread
+ * (_Thread_local): the random state, the scratch memory, the mappings and
+ * the counters.  The single-threaded mode has one thread per worker, so for
+ * it nothing changed.
+ */
 
 /* ------------------------------------------------------------ random */
 
-static uint64_t rng_state;
+static _Thread_local uint64_t rng_state;
 
 static uint64_t rnd(void)
 {
@@ -92,10 +124,10 @@ static uint64_t interesting(void)
 
 /* ------------------------------------------------------------ memory */
 
-static uint8_t *scratch;	/* the kernel may write here */
-static uint8_t *ro_page;	/* read-only */
-static uint8_t *edge;		/* one page, then a PROT_NONE page */
-static uint64_t unmapped;
+static _Thread_local uint8_t *scratch;	/* the kernel may write here */
+static _Thread_local uint8_t *ro_page;	/* read-only */
+static _Thread_local uint8_t *edge;	/* one page, then a PROT_NONE page */
+static _Thread_local uint64_t unmapped;
 
 static void setup_memory(void)
 {
@@ -144,6 +176,7 @@ struct fbo {
 
 struct ffile {
 	int fd;
+	int slot;		/* the threaded mode's shared file it views, or -1 */
 	struct fbo bos[MAX_BOS];
 	int nbos;
 	uint32_t sos[MAX_SOS];
@@ -153,9 +186,19 @@ struct ffile {
 };
 
 static struct ffile files[MAX_FILES];
-static struct { int fd; void *p; size_t len; } maps[MAX_MAPS];
-static uint64_t n_ioctls, n_ok, n_submits, n_jobs_ok, n_reopens, n_banned;
-static uint64_t errs[160];
+/* A loose mapping is no buffer's 'map': the threaded mode's own mmaps. */
+static _Thread_local struct { int fd; void *p; size_t len; int loose; } maps[MAX_MAPS];
+static _Thread_local uint64_t n_ioctls, n_ok, n_submits, n_jobs_ok, n_reopens, n_banned;
+static _Thread_local uint64_t n_maps, n_imports;
+static _Thread_local uint64_t errs[160];
+/* Per-file limits: a threaded worker's threads share their budget. */
+static _Thread_local int max_bos = MAX_BOS;
+static _Thread_local uint64_t host_budget = HOST_BUDGET;
+
+static void note_bo(struct ffile *f, uint32_t handle, uint32_t flags, uint64_t va,
+		    uint64_t size);
+static void note_so(struct ffile *f, uint32_t handle);
+static void slot_reopen(int k, int hard);
 
 static int xioctl(int fd, unsigned long req, void *arg)
 {
@@ -181,22 +224,26 @@ static int64_t now_ns(void)
 	return ts.tv_sec * 1000000000ll + ts.tv_nsec;
 }
 
-static void map_note(int fd, void *p, size_t len)
+/* Keep a mapping to unmap later; 0 if there was no room and it is gone. */
+static int map_note(int fd, void *p, size_t len, int loose)
 {
 	for (int i = 0; i < MAX_MAPS; i++) {
 		if (!maps[i].p) {
 			maps[i].fd = fd;
 			maps[i].p = p;
 			maps[i].len = len;
-			return;
+			maps[i].loose = loose;
+			return 1;
 		}
 	}
 	munmap(p, len);	/* no room to track it: do without */
+	return 0;
 }
 
 static void file_open(struct ffile *f)
 {
 	memset(f, 0, sizeof(*f));
+	f->slot = -1;
 	f->fd = open("/dev/accel/accel0", O_RDWR | O_CLOEXEC);
 }
 
@@ -227,6 +274,10 @@ static void file_close(struct ffile *f)
 
 static void file_reopen(struct ffile *f)
 {
+	if (f->slot >= 0) {	/* a shared file: for every thread */
+		slot_reopen(f->slot, chance(30));
+		return;
+	}
 	file_close(f);
 	file_open(f);
 	n_reopens++;
@@ -271,42 +322,55 @@ static uint64_t bo_size(uint32_t flags)
 	return chance(5) ? below(8 * MIB) + 1 : below(256 * 1024) + 1;
 }
 
-static void bo_create_valid(struct ffile *f)
+/* A buffer of @flags and @size, tracked in @f and mapped if the CPU may. */
+static struct fbo *bo_create_with(struct ffile *f, uint32_t flags, uint64_t size)
 {
-	struct drm_spyre_bo_create c = { 0 };
+	struct drm_spyre_bo_create c = { .size = size, .flags = flags };
 	struct drm_spyre_bo_info i = { 0 };
 	struct fbo *b;
 
-	if (f->nbos >= MAX_BOS)
-		return;
-	c.flags = below(4) == 0 ? 0 : (uint32_t)below(8);
-	if ((c.flags & DRM_SPYRE_BO_MAPPABLE) && !(c.flags & DRM_SPYRE_BO_DEVICE))
-		c.flags |= DRM_SPYRE_BO_DEVICE;
-	c.size = bo_size(c.flags);
-	if (!(c.flags & DRM_SPYRE_BO_DEVICE) && f->host_bytes + c.size > HOST_BUDGET)
-		return;
+	if (f->nbos >= max_bos)
+		return NULL;
+	if (!(c.flags & DRM_SPYRE_BO_DEVICE) && f->host_bytes + c.size > host_budget)
+		return NULL;
 	if (xioctl(f->fd, DRM_IOCTL_SPYRE_BO_CREATE, &c))
-		return;
+		return NULL;
 	b = &f->bos[f->nbos++];
 	memset(b, 0, sizeof(*b));
 	b->handle = c.handle;
 	b->flags = c.flags;
 	b->va = c.device_addr;
 	b->size = (c.size + PG - 1) & ~(uint64_t)(PG - 1);
+	note_bo(f, b->handle, b->flags, b->va, b->size);
 	if (!(c.flags & DRM_SPYRE_BO_DEVICE))
 		f->host_bytes += b->size;
 	if ((c.flags & DRM_SPYRE_BO_DEVICE) && !(c.flags & DRM_SPYRE_BO_MAPPABLE))
-		return;
+		return b;
 	i.handle = c.handle;
 	if (xioctl(f->fd, DRM_IOCTL_SPYRE_BO_INFO, &i))
-		return;
+		return b;
 	void *p = mmap(NULL, b->size, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, i.mmap_offset);
 	if (p == MAP_FAILED)
-		return;
+		return b;
+	/* Not kept if the table is full: then no 'map' may point at it. */
+	if (!map_note(f->fd, p, b->size, 0))
+		return b;
 	b->map = p;
-	map_note(f->fd, p, b->size);
 	if (chance(50))
 		memset(p, (int)below(256), b->size < 65536 ? b->size : 65536);
+	return b;
+}
+
+static void bo_create_valid(struct ffile *f)
+{
+	uint32_t flags;
+
+	if (f->nbos >= max_bos)
+		return;
+	flags = below(4) == 0 ? 0 : (uint32_t)below(8);
+	if ((flags & DRM_SPYRE_BO_MAPPABLE) && !(flags & DRM_SPYRE_BO_DEVICE))
+		flags |= DRM_SPYRE_BO_DEVICE;
+	bo_create_with(f, flags, bo_size(flags));
 }
 
 /* Flip bits / overwrite a field of @len bytes with something interesting. */
@@ -373,7 +437,7 @@ static void fz_bo_create(struct ffile *f)
 		c.size &= 8 * MIB - 1;
 	if ((c.flags & DRM_SPYRE_BO_DEVICE) && c.size > 512 * MIB && c.size <= (16ull << 30))
 		c.size &= 512 * MIB - 1;
-	if (!xioctl(f->fd, DRM_IOCTL_SPYRE_BO_CREATE, &c) && f->nbos < MAX_BOS) {
+	if (!xioctl(f->fd, DRM_IOCTL_SPYRE_BO_CREATE, &c) && f->nbos < max_bos) {
 		struct fbo *b = &f->bos[f->nbos++];
 
 		memset(b, 0, sizeof(*b));
@@ -381,6 +445,7 @@ static void fz_bo_create(struct ffile *f)
 		b->flags = c.flags;
 		b->va = c.device_addr;
 		b->size = (c.size + PG - 1) & ~(uint64_t)(PG - 1);
+		note_bo(f, b->handle, b->flags, b->va, b->size);
 	}
 }
 
@@ -433,6 +498,20 @@ static void fz_gem_close(struct ffile *f)
 	xioctl(f->fd, DRM_IOCTL_GEM_CLOSE, &c);
 }
 
+/* SYNCOBJ_WAIT for 1-4 of the handles at @handles, for 10 ms at the most. */
+static void syncobj_wait(struct ffile *f, uint64_t handles, unsigned all_percent)
+{
+	struct drm_syncobj_wait w = { 0 };
+
+	w.handles = handles;
+	w.count_handles = 1 + (uint32_t)below(4);
+	w.timeout_nsec = now_ns() + (int64_t)below(10 * 1000000);
+	w.flags = chance(50) ? DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT : 0;
+	if (chance(all_percent))
+		w.flags |= DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL;
+	xioctl(f->fd, DRM_IOCTL_SYNCOBJ_WAIT, &w);
+}
+
 static void fz_syncobj(struct ffile *f)
 {
 	switch (below(4)) {
@@ -441,7 +520,10 @@ static void fz_syncobj(struct ffile *f)
 
 		if (chance(20))
 			c.flags = (uint32_t)rnd() & 3;
-		if (!xioctl(f->fd, DRM_IOCTL_SYNCOBJ_CREATE, &c) && f->nsos < MAX_SOS)
+		if (xioctl(f->fd, DRM_IOCTL_SYNCOBJ_CREATE, &c))
+			break;
+		note_so(f, c.handle);
+		if (f->nsos < MAX_SOS)
 			f->sos[f->nsos++] = c.handle;
 		break;
 	}
@@ -455,18 +537,11 @@ static void fz_syncobj(struct ffile *f)
 		break;
 	}
 	default: {
-		struct drm_syncobj_wait w = { 0 };
 		uint32_t hs[4];
 
 		for (int k = 0; k < 4; k++)
 			hs[k] = pick_so(f);
-		w.handles = chance(90) ? (uintptr_t)hs : wptr(16);
-		w.count_handles = 1 + (uint32_t)below(4);
-		w.timeout_nsec = now_ns() + (int64_t)below(10 * 1000000);
-		w.flags = chance(50) ? DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT : 0;
-		if (chance(20))
-			w.flags |= DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL;
-		xioctl(f->fd, DRM_IOCTL_SYNCOBJ_WAIT, &w);
+		syncobj_wait(f, chance(90) ? (uintptr_t)hs : wptr(16), 20);
 		break;
 	}
 	}
@@ -689,6 +764,655 @@ static void fz_raw(struct ffile *f)
 	xioctl(f->fd, req, arg);
 }
 
+/* ------------------------------------------------------------ threads */
+
+/*
+ * The threaded mode.  A worker opens NSLOTS files, "slots", that all its
+ * threads use at once.  Each thread has its own view of each slot (a struct
+ * ffile with the buffers and syncobjs it made there, for the functions
+ * above), and each slot keeps rings of the handles any thread made or
+ * imported in it lately, for the other threads to submit with, wait on, map,
+ * export and close under their maker.
+ *
+ * A slot's file is also closed and reopened while the other threads use it.
+ * A descriptor number a thread passes must then never name an unrelated
+ * file, so each slot's file lives at one fixed number, slot_fd_base + k, far
+ * above any number the kernel hands out by itself: open() and a PRIME export
+ * take the lowest free number, and a worker never holds more than a few
+ * dozen descriptors besides its slots.  Only dup2() puts a file at a slot's
+ * number, and only a fresh file of that slot.  A reopen either dup2()s the
+ * fresh file over the old one (atomic: a racing call runs on the old file or
+ * on the new one, and the old file's release runs when the last call holding
+ * it returns), or first close()s the number for a moment, in which the other
+ * threads' calls on it fail with EBADF.  So the number a thread passes names
+ * its slot's file, old or new, or no file at all (EBADF is expected), never
+ * another file, and no lock is held across a system call: the slots' mutexes
+ * guard their rings only.
+ *
+ * A thread unmaps only its own mappings (a buffer's 'map', that it writes
+ * commands into, or a loose one it made to touch), so no thread pulls memory
+ * from under another.
+ */
+struct sbo {
+	uint32_t handle, flags;
+	uint64_t va, size;
+};
+
+struct slot {
+	int fd;			/* slot_fd_base + its index, always */
+	atomic_uint gen;	/* bumped by every reopen */
+	pthread_mutex_t lock;	/* the rings; never held across a system call */
+	struct sbo bos[RING];
+	uint32_t sos[RING];
+	unsigned nbos, nsos;	/* published since the reopen; the newest at n - 1 */
+	uint32_t freed;		/* a handle just closed: the next create gets it back */
+};
+
+struct tctx {
+	pthread_t tid;
+	int id;
+	uint64_t seed;
+	int64_t end;
+	int max_bos;
+	uint64_t host_budget;
+	struct ffile views[NSLOTS];
+	unsigned gens[NSLOTS];
+	uint64_t counts[136];
+};
+
+static struct slot slots[NSLOTS];
+static int slot_fd_base = SLOT_FD_BASE;
+
+static void note_bo(struct ffile *f, uint32_t handle, uint32_t flags, uint64_t va,
+		    uint64_t size)
+{
+	struct slot *s;
+
+	if (f->slot < 0)
+		return;
+	s = &slots[f->slot];
+	pthread_mutex_lock(&s->lock);
+	s->bos[s->nbos++ % RING] = (struct sbo){ handle, flags, va, size };
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void note_so(struct ffile *f, uint32_t handle)
+{
+	struct slot *s;
+
+	if (f->slot < 0)
+		return;
+	s = &slots[f->slot];
+	pthread_mutex_lock(&s->lock);
+	s->sos[s->nsos++ % RING] = handle;
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* A buffer some thread made in slot @k lately: one of the newest three if @recent. */
+static int ring_bo(int k, int recent, struct sbo *out)
+{
+	struct slot *s = &slots[k];
+	unsigned n, span;
+	int ok = 0;
+
+	pthread_mutex_lock(&s->lock);
+	n = s->nbos;
+	if (n) {
+		span = n < RING ? n : RING;
+		if (recent && span > 3)
+			span = 3;
+		*out = s->bos[(n - 1 - (unsigned)below(span)) % RING];
+		ok = 1;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return ok;
+}
+
+/* A syncobj some thread made in slot @k lately, or a small number. */
+static uint32_t ring_so(int k, int recent)
+{
+	struct slot *s = &slots[k];
+	uint32_t h = 1 + (uint32_t)below(8);
+	unsigned n, span;
+
+	pthread_mutex_lock(&s->lock);
+	n = s->nsos;
+	if (n && !chance(10)) {
+		span = n < RING ? n : RING;
+		if (recent && span > 3)
+			span = 3;
+		h = s->sos[(n - 1 - (unsigned)below(span)) % RING];
+	}
+	pthread_mutex_unlock(&s->lock);
+	return h;
+}
+
+/* The handle a create in slot @k is about to get: handles are the lowest free. */
+static uint32_t guess_handle(int k)
+{
+	struct slot *s = &slots[k];
+	uint32_t freed, top = 0;
+
+	pthread_mutex_lock(&s->lock);
+	freed = s->freed;
+	if (s->nbos)
+		top = s->bos[(s->nbos - 1) % RING].handle;
+	pthread_mutex_unlock(&s->lock);
+	switch (below(3)) {
+	case 0:
+		if (freed)
+			return freed;
+		return 1 + (uint32_t)below(4);
+	case 1:
+		return top + 1 + (uint32_t)below(2);
+	default:
+		return 1 + (uint32_t)below(4);
+	}
+}
+
+/*
+ * A fresh file for slot @k, for every thread: dup2()ed over the old one, or
+ * (@hard) after the number was closed for a moment (see above).
+ */
+static void slot_reopen(int k, int hard)
+{
+	struct slot *s = &slots[k];
+	int fd;
+
+	n_reopens++;
+	pthread_mutex_lock(&s->lock);
+	s->nbos = s->nsos = 0;
+	s->freed = 0;
+	pthread_mutex_unlock(&s->lock);
+	atomic_fetch_add(&s->gen, 1);
+	if (hard) {
+		close(s->fd);
+		if (chance(50))
+			sched_yield();
+		else
+			usleep((useconds_t)below(500));
+	}
+	fd = open("/dev/accel/accel0", O_RDWR | O_CLOEXEC);
+	if (fd < 0)	/* for a moment: EBADF (if @hard) until a thread reopens it */
+		return;
+	if (fd < slot_fd_base)	/* always so (see above); else never dup2 it */
+		dup2(fd, s->fd);
+	close(fd);
+}
+
+/* This thread's view of slot @k, forgotten if the slot was reopened. */
+static struct ffile *view(struct tctx *t, int k)
+{
+	struct ffile *f = &t->views[k];
+	unsigned g = atomic_load(&slots[k].gen);
+
+	if (t->gens[k] != g) {
+		/* Its buffers' mappings go with it (no 'map' points at them now). */
+		for (int i = 0; i < MAX_MAPS; i++) {
+			if (maps[i].p && !maps[i].loose && maps[i].fd == slots[k].fd) {
+				munmap(maps[i].p, maps[i].len);
+				maps[i].p = NULL;
+			}
+		}
+		memset(f, 0, sizeof(*f));
+		f->fd = slots[k].fd;
+		f->slot = k;
+		t->gens[k] = g;
+	}
+	return f;
+}
+
+/* The CPU at a mapping: a write and a read somewhere in its @len bytes. */
+static void touch(uint8_t *p, uint64_t len)
+{
+	volatile uint8_t *v = p;
+
+	if (!len)
+		return;
+	v[below(len)] = (uint8_t)rnd();
+	(void)v[len - 1];
+}
+
+static int loose_count(void)
+{
+	int n = 0;
+
+	for (int i = 0; i < MAX_MAPS; i++)
+		n += maps[i].p && maps[i].loose;
+	return n;
+}
+
+static void loose_unmap_one(void)
+{
+	int n = loose_count(), k;
+
+	if (!n)
+		return;
+	k = (int)below(n);
+	for (int i = 0; i < MAX_MAPS; i++) {
+		if (maps[i].p && maps[i].loose && !k--) {
+			munmap(maps[i].p, maps[i].len);
+			maps[i].p = NULL;
+			return;
+		}
+	}
+}
+
+static void tz_gem_close(struct ffile *f)
+{
+	struct slot *s = &slots[f->slot];
+	struct drm_gem_close c = { 0 };
+	struct sbo b;
+
+	switch (below(5)) {
+	case 0:
+	case 1:	/* what another thread (or this one) just got */
+		if (!ring_bo(f->slot, 1, &b))
+			return;
+		c.handle = b.handle;
+		break;
+	case 2:
+		if (!ring_bo(f->slot, 0, &b))
+			return;
+		c.handle = b.handle;
+		break;
+	case 3:	/* what a create is being given right now */
+		c.handle = guess_handle(f->slot);
+		break;
+	default:
+		fz_gem_close(f);
+		return;
+	}
+	if (!xioctl(f->fd, DRM_IOCTL_GEM_CLOSE, &c)) {
+		pthread_mutex_lock(&s->lock);
+		s->freed = c.handle;
+		pthread_mutex_unlock(&s->lock);
+	}
+}
+
+static void tz_wait(struct ffile *f)
+{
+	struct drm_spyre_bo_wait w = { 0 };
+	struct sbo b;
+
+	if (chance(20) || !ring_bo(f->slot, chance(50), &b))
+		w.handle = guess_handle(f->slot);
+	else
+		w.handle = b.handle;
+	w.timeout_ns = now_ns() + (int64_t)below(20 * 1000000);
+	xioctl(f->fd, DRM_IOCTL_SPYRE_BO_WAIT, &w);
+	if (chance(30)) {
+		struct drm_spyre_bo_info i = { .handle = w.handle };
+
+		xioctl(f->fd, DRM_IOCTL_SPYRE_BO_INFO, &i);
+	}
+}
+
+/* mmap a buffer some thread made (BO_INFO's offset), touch it, keep it or not. */
+static void tz_mmap(struct ffile *f)
+{
+	struct drm_spyre_bo_info i = { 0 };
+	struct sbo b;
+	uint64_t len;
+	uint8_t *p;
+
+	if (chance(25)) {
+		loose_unmap_one();
+		return;
+	}
+	if (!ring_bo(f->slot, chance(50), &b))
+		return;
+	i.handle = chance(10) ? guess_handle(f->slot) : b.handle;
+	if (xioctl(f->fd, DRM_IOCTL_SPYRE_BO_INFO, &i) || !i.size)
+		return;
+	len = i.size < 64 * MIB ? i.size : 64 * MIB;
+	if (chance(5))
+		len = i.size + PG;	/* more than the buffer: refused */
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, i.mmap_offset);
+	if (p == MAP_FAILED)
+		return;
+	n_maps++;
+	touch(p, len < i.size ? len : i.size);
+	if (chance(40)) {
+		munmap(p, len);
+		return;
+	}
+	if (loose_count() >= LOOSE_MAPS)
+		loose_unmap_one();
+	map_note(f->fd, p, len, 1);
+}
+
+/* The CPU at one of this thread's mappings, whatever became of its buffer. */
+static void tz_touch(void)
+{
+	int i = (int)below(MAX_MAPS);
+
+	for (int n = 0; n < MAX_MAPS; n++, i = (i + 1) % MAX_MAPS) {
+		if (maps[i].p) {
+			touch(maps[i].p, maps[i].len < PG ? maps[i].len : PG);
+			return;
+		}
+	}
+}
+
+/* Export a buffer of one slot, import it into another (or the same). */
+static void tz_prime(struct ffile *f, struct ffile *g)
+{
+	struct drm_prime_handle p = { 0 };
+	struct sbo b;
+
+	if (!ring_bo(f->slot, chance(60), &b)) {
+		fz_prime(f, g);
+		return;
+	}
+	p.handle = chance(10) ? guess_handle(f->slot) : b.handle;
+	p.flags = DRM_CLOEXEC | (chance(50) ? DRM_RDWR : 0);
+	p.fd = -1;
+	if (xioctl(f->fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &p) || p.fd < 0)
+		return;
+	if (p.fd >= slot_fd_base) {	/* cannot be (see above): never keep it there */
+		close(p.fd);
+		return;
+	}
+	for (int n = 1 + chance(20); n--;) {	/* twice: the same handle again */
+		struct drm_prime_handle i = { .fd = p.fd };
+		struct drm_spyre_bo_info bi = { 0 };
+
+		if (xioctl(g->fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &i))
+			break;
+		n_imports++;
+		bi.handle = i.handle;
+		if (!xioctl(g->fd, DRM_IOCTL_SPYRE_BO_INFO, &bi))
+			note_bo(g, i.handle, bi.flags, bi.device_addr, bi.size);
+		else
+			note_bo(g, i.handle, b.flags, 0, 0);
+	}
+	if (chance(20) && b.size) {	/* the dma-buf's own mapping */
+		uint64_t len = b.size < 16 * MIB ? b.size : 16 * MIB;
+		uint8_t *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, p.fd, 0);
+
+		if (m != MAP_FAILED) {
+			n_maps++;
+			/* The handle may have named another, smaller buffer by now. */
+			touch(m, PG);
+			munmap(m, len);
+		}
+	}
+	close(p.fd);
+}
+
+static void tz_syncobj(struct ffile *f)
+{
+	switch (below(7)) {
+	case 0:
+	case 1: {
+		struct drm_syncobj_create c = { 0 };
+
+		if (chance(30))
+			c.flags = DRM_SYNCOBJ_CREATE_SIGNALED;
+		if (!xioctl(f->fd, DRM_IOCTL_SYNCOBJ_CREATE, &c))
+			note_so(f, c.handle);
+		break;
+	}
+	case 2: {
+		struct drm_syncobj_destroy d = { .handle = ring_so(f->slot, chance(60)) };
+
+		xioctl(f->fd, DRM_IOCTL_SYNCOBJ_DESTROY, &d);
+		break;
+	}
+	case 3:
+	case 4: {
+		uint32_t hs[4];
+
+		for (int k = 0; k < 4; k++)
+			hs[k] = ring_so(f->slot, chance(30));
+		syncobj_wait(f, (uintptr_t)hs, 30);
+		break;
+	}
+	case 5: {	/* reset or signal under a job that is to signal it */
+		uint32_t hs[2] = { ring_so(f->slot, 1), ring_so(f->slot, 0) };
+		struct drm_syncobj_array a = {
+			.handles = (uintptr_t)hs, .count_handles = 1 + (uint32_t)below(2),
+		};
+
+		xioctl(f->fd, chance(50) ? DRM_IOCTL_SYNCOBJ_RESET : DRM_IOCTL_SYNCOBJ_SIGNAL, &a);
+		break;
+	}
+	default:
+		fz_syncobj(f);
+		break;
+	}
+}
+
+static void add_handle(uint32_t *hs, uint32_t *n, uint32_t h)
+{
+	for (uint32_t i = 0; i < *n; i++)
+		if (hs[i] == h)
+			return;
+	hs[(*n)++] = h;
+}
+
+/*
+ * A valid small job: NOPs and copies between buffers any thread made in the
+ * slot (which another thread may be closing), from a command buffer of this
+ * thread's own.
+ */
+static void tz_submit(struct ffile *f)
+{
+	struct drm_spyre_submit s = { 0 };
+	uint32_t handles[16], ins[2], nb = 0, dst = 0, maxcmds;
+	struct fbo *cmd = NULL;
+	uint64_t off;
+	int k = f->slot, ret;
+
+	for (int i = 0, j = (int)below(f->nbos + 1); i < f->nbos && !cmd; i++) {
+		struct fbo *b = &f->bos[(i + j) % f->nbos];
+
+		if (b->map && !(b->flags & DRM_SPYRE_BO_DEVICE))
+			cmd = b;
+	}
+	if (!cmd)
+		cmd = bo_create_with(f, 0, PG * (1 + below(4)));
+	if (!cmd || !cmd->map)
+		return;
+	maxcmds = (uint32_t)(cmd->size / SPYRE_CMD_SIZE);
+	s.command_count = 1 + (uint32_t)below(4);
+	off = SPYRE_CMD_SIZE * below(maxcmds - s.command_count + 1);
+	s.commands = cmd->va + off;
+	handles[nb++] = cmd->handle;
+	for (uint32_t i = 0; i < s.command_count; i++) {
+		uint8_t *c = cmd->map + off + (size_t)i * SPYRE_CMD_SIZE;
+		uint64_t len, from, to;
+		struct sbo a, b;
+
+		if (chance(30) || !ring_bo(k, chance(50), &a) || !ring_bo(k, 0, &b) ||
+		    !a.size || !b.size || b.handle == cmd->handle) {
+			spyre_cmd_encode3(c, SPYRE_OP_NOP, 0, 0, 0);
+			continue;
+		}
+		len = a.size < b.size ? a.size : b.size;
+		len = 1 + below(len < 65536 ? len : 65536);
+		from = a.va + below(a.size - len + 1);
+		to = b.va + below(b.size - len + 1);
+		if (chance(80)) {
+			from &= ~63ull;
+			to &= ~63ull;
+		}
+		spyre_cmd_encode3(c, SPYRE_OP_DMA_COPY, from, to, len);
+		add_handle(handles, &nb, a.handle);
+		add_handle(handles, &nb, b.handle);
+		dst = b.handle;
+	}
+	s.bo_handles = (uintptr_t)handles;
+	s.bo_count = nb;
+	s.queue = (uint32_t)below(DRM_SPYRE_NUM_QUEUES);
+	if (chance(30))
+		s.out_syncobj = ring_so(k, chance(50));
+	if (chance(15)) {
+		ins[0] = ring_so(k, 0);
+		ins[1] = ring_so(k, 1);
+		s.in_syncobjs = (uintptr_t)ins;
+		s.in_syncobj_count = 1 + (uint32_t)below(2);
+	}
+	ret = xioctl(f->fd, DRM_IOCTL_SPYRE_SUBMIT, &s);
+	n_submits++;
+	if (ret == -ECANCELED) {
+		n_banned++;
+		slot_reopen(k, chance(30));
+		return;
+	}
+	if (ret)
+		return;
+	n_jobs_ok++;
+	if (++f->submits % 16 == 0) {	/* keep the queues from growing without bound */
+		struct drm_spyre_bo_wait w = { .handle = cmd->handle };
+
+		w.timeout_ns = now_ns() + 2000000000ll;
+		xioctl(f->fd, DRM_IOCTL_SPYRE_BO_WAIT, &w);
+	} else if (dst && chance(20)) {
+		struct drm_spyre_bo_wait w = { .handle = dst };
+
+		w.timeout_ns = now_ns() + (int64_t)below(20 * 1000000);
+		xioctl(f->fd, DRM_IOCTL_SPYRE_BO_WAIT, &w);
+	} else if (s.out_syncobj && chance(30)) {
+		struct drm_syncobj_wait w = {
+			.handles = (uintptr_t)&s.out_syncobj, .count_handles = 1,
+			.timeout_nsec = now_ns() + (int64_t)below(20 * 1000000),
+		};
+
+		xioctl(f->fd, DRM_IOCTL_SYNCOBJ_WAIT, &w);
+	}
+}
+
+static void save_counts(uint64_t *counts)
+{
+	counts[0] = n_ioctls;
+	counts[1] = n_ok;
+	counts[2] = n_submits;
+	counts[3] = n_jobs_ok;
+	counts[4] = n_reopens;
+	counts[5] = n_banned;
+	counts[6] = n_maps;
+	counts[7] = n_imports;
+	for (int e = 0; e < 128; e++)
+		counts[8 + e] = errs[e];
+}
+
+static void *fuzz_thread(void *arg)
+{
+	struct tctx *t = arg;
+	uint64_t iter = 0;
+
+	rng_state = (t->seed * 0x2545f4914f6cdd1dull + 1) ^
+		    ((uint64_t)(t->id + 1) * 0xd1342543de82ef95ull);
+	max_bos = t->max_bos;
+	host_budget = t->host_budget;
+	setup_memory();
+	for (int k = 0; k < NSLOTS; k++)
+		t->gens[k] = ~0u;
+	while ((iter++ & 15) || now_ns() < t->end) {
+		int k = (int)below(NSLOTS);
+		struct ffile *f = view(t, k), *g = view(t, (int)below(NSLOTS));
+
+		/* A slot left closed (its reopen could not open): reopen it. */
+		if (!(iter & 7) && fcntl(f->fd, F_GETFD) < 0 && chance(20)) {
+			slot_reopen(k, 0);
+			continue;
+		}
+		switch (below(100)) {
+		case 0 ... 11:
+			if (chance(70))
+				bo_create_valid(f);
+			else
+				fz_bo_create(f);
+			break;
+		case 12 ... 21: tz_gem_close(f); break;
+		case 22 ... 39: tz_submit(f); break;
+		case 40 ... 45: fz_submit(f, g); break;	/* random commands */
+		case 46 ... 53: tz_wait(f); break;
+		case 54 ... 63: tz_mmap(f); break;
+		case 64 ... 71: tz_prime(f, g); break;
+		case 72 ... 81: tz_syncobj(f); break;
+		case 82 ... 84: fz_query(f); break;
+		case 85 ... 87: fz_bo_info(f); break;
+		case 88 ... 93: fz_raw(f); break;
+		case 94 ... 97: tz_touch(); break;
+		default:	/* the shared file itself, under the others */
+			slot_reopen(k, chance(40));
+			break;
+		}
+	}
+	for (int i = 0; i < MAX_MAPS; i++) {
+		if (maps[i].p) {
+			munmap(maps[i].p, maps[i].len);
+			maps[i].p = NULL;
+		}
+	}
+	save_counts(t->counts);
+	return NULL;
+}
+
+/* A worker of @nthreads threads on NSLOTS shared files. */
+static int worker_threaded(uint64_t seed, int seconds, int nthreads, uint64_t *counts)
+{
+	struct tctx *t = calloc((size_t)nthreads, sizeof(*t));
+	int64_t end = now_ns() + (int64_t)seconds * 1000000000ll;
+	struct rlimit rl;
+	int started = 0;
+
+	if (!t)
+		return 1;
+	/* Room for the slots' numbers above those open() hands out. */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < (rlim_t)SLOT_FD_BASE + NSLOTS) {
+		rl.rlim_cur = rl.rlim_max < (rlim_t)SLOT_FD_BASE + NSLOTS ? rl.rlim_max :
+			      (rlim_t)SLOT_FD_BASE + NSLOTS;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		slot_fd_base = (int)rl.rlim_cur - NSLOTS;
+		if (slot_fd_base < 128) {
+			printf("  # worker %" PRIu64 ": RLIMIT_NOFILE %ld is too low\n", seed,
+			       (long)rl.rlim_cur);
+			fflush(stdout);
+			return 1;
+		}
+	}
+	for (int k = 0; k < NSLOTS; k++) {
+		int fd = open("/dev/accel/accel0", O_RDWR | O_CLOEXEC);
+
+		slots[k].fd = slot_fd_base + k;
+		pthread_mutex_init(&slots[k].lock, NULL);
+		if (fd >= 0 && fd < slot_fd_base)
+			dup2(fd, slots[k].fd);
+		if (fd >= 0)
+			close(fd);
+	}
+	for (int i = 0; i < nthreads; i++) {
+		t[i].id = i;
+		t[i].seed = seed;
+		t[i].end = end;
+		t[i].max_bos = MAX_BOS / nthreads < 4 ? 4 : MAX_BOS / nthreads;
+		t[i].host_budget = HOST_BUDGET / (2 * (uint64_t)nthreads);
+		if (pthread_create(&t[i].tid, NULL, fuzz_thread, &t[i]))
+			break;
+		started++;
+	}
+	for (int i = 0; i < started; i++)
+		pthread_join(t[i].tid, NULL);
+	for (int k = 0; k < NSLOTS; k++)
+		close(slots[k].fd);
+	memset(counts, 0, 136 * sizeof(*counts));
+	for (int i = 0; i < started; i++)
+		for (int j = 0; j < 136; j++)
+			counts[j] += t[i].counts[j];
+	free(t);
+	if (started < nthreads) {
+		printf("  # worker %" PRIu64 ": %d of %d threads started\n", seed, started,
+		       nthreads);
+		fflush(stdout);
+		return 1;
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------ worker */
 
 static int worker(uint64_t seed, int seconds, uint64_t *counts)
@@ -728,14 +1452,7 @@ static int worker(uint64_t seed, int seconds, uint64_t *counts)
 	}
 	for (int i = 0; i < MAX_FILES; i++)
 		file_close(&files[i]);
-	counts[0] = n_ioctls;
-	counts[1] = n_ok;
-	counts[2] = n_submits;
-	counts[3] = n_jobs_ok;
-	counts[4] = n_reopens;
-	counts[5] = n_banned;
-	for (int e = 0; e < 128; e++)
-		counts[8 + e] = errs[e];
+	save_counts(counts);
 	return 0;
 }
 
@@ -804,22 +1521,29 @@ static int good_copy(void)
 int main(int argc, char **argv)
 {
 	uint64_t seed, total[136] = { 0 }, *shared;
-	int seconds, workers = 2, failed = 0;
+	int seconds, workers = 2, threads = 0, failed = 0;
+	char mode[48] = "";
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: %s SEED SECONDS [WORKERS]\n", argv[0]);
+		fprintf(stderr, "usage: %s SEED SECONDS [WORKERS [THREADS]]\n", argv[0]);
 		return 2;
 	}
 	seed = strtoull(argv[1], NULL, 0);
 	seconds = atoi(argv[2]);
 	if (argc > 3)
 		workers = atoi(argv[3]);
-	if (workers < 1 || workers > 4 || seconds < 0) {
-		fprintf(stderr, "fuzz_ioctl: 1-4 workers, seconds >= 0\n");
+	if (argc > 4)
+		threads = atoi(argv[4]);
+	if (workers < 1 || workers > 4 || seconds < 0 || threads < 0 || threads > MAX_THREADS) {
+		fprintf(stderr, "fuzz_ioctl: 1-4 workers, 0-%d threads, seconds >= 0\n",
+			MAX_THREADS);
 		return 2;
 	}
+	if (threads)
+		snprintf(mode, sizeof(mode), ", %d threads per worker", threads);
 	printf("TAP version 13\n1..1\n");
-	printf("# fuzz_ioctl seed %" PRIu64 ", %d seconds, %d workers\n", seed, seconds, workers);
+	printf("# fuzz_ioctl seed %" PRIu64 ", %d seconds, %d workers%s\n", seed, seconds, workers,
+	       mode);
 	fflush(stdout);
 	shared = mmap(NULL, workers * sizeof(total), PROT_READ | PROT_WRITE,
 		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -832,7 +1556,9 @@ int main(int argc, char **argv)
 	for (int w = 0; w < workers; w++) {
 		pids[w] = fork();
 		if (pids[w] == 0)
-			_exit(worker(seed + (uint64_t)w, seconds, shared + w * 136));
+			_exit(threads ? worker_threaded(seed + (uint64_t)w, seconds, threads,
+							shared + w * 136) :
+					worker(seed + (uint64_t)w, seconds, shared + w * 136));
 	}
 	for (int w = 0; w < workers; w++) {
 		int status = 0;
@@ -856,6 +1582,8 @@ int main(int argc, char **argv)
 	printf("# %" PRIu64 " ioctls: %" PRIu64 " succeeded, %" PRIu64 " submits (%" PRIu64
 	       " jobs queued), %" PRIu64 " bans, %" PRIu64 " reopens\n", total[0], total[1],
 	       total[2], total[3], total[5], total[4]);
+	if (threads)
+		printf("# %" PRIu64 " mmaps, %" PRIu64 " PRIME imports\n", total[6], total[7]);
 	printf("# errnos (number=count):");
 	for (int e = 1; e < 128; e++)
 		if (total[8 + e])
@@ -863,7 +1591,7 @@ int main(int argc, char **argv)
 	printf("\n");
 	if (good_copy())
 		failed = 1;
-	printf("%s 1 - fuzz %d seconds seed %" PRIu64 ": %" PRIu64 " ioctls, no crash\n",
-	       failed ? "not ok" : "ok", seconds, seed, total[0]);
+	printf("%s 1 - fuzz %d seconds seed %" PRIu64 "%s: %" PRIu64 " ioctls, no crash\n",
+	       failed ? "not ok" : "ok", seconds, seed, mode, total[0]);
 	return failed;
 }
