@@ -90,6 +90,7 @@ VM_TESTS := $(B)/tests/vm/test_query $(B)/tests/vm/test_submit $(B)/tests/vm/tes
 	$(B)/tests/vm/test_debugfs $(B)/tests/vm/test_stress $(B)/tests/vm/test_lifecycle \
 	$(B)/tests/vm/test_bigmem $(B)/tests/vm/test_unmap \
 	$(B)/tests/vm/test_prime2 $(B)/tests/vm/test_peer \
+	$(B)/tests/vm/test_isolation $(B)/tests/vm/test_gone \
 	$(B)/tests/vm/bench_null_job $(B)/tests/vm/smi_helper \
 	$(B)/tests/vm/run-vm-tests.sh \
 	$(B)/tests/vm/dmesg-check.sh
@@ -417,18 +418,22 @@ $(B)/tests/vm/bench_null_job: tests/vm/bench_null_job.c tests/vm/spyre_vm.h incl
 $(B)/tests/vm/fuzz_ioctl: tests/vm/fuzz_ioctl.c include/uapi/drm/spyre_accel.h include/spyre_regs.h \
 	include/spyre_cmd.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) $< -o $@
+	$(CC) $(CFLAGS_COMMON) -pthread $< -o $@
 
 # The driver's ioctls under a seeded random and mutating fuzzer, in the
 # debug-kernel guest (KASAN, lockdep, kmemleak), then a kernel-log scan.
-# FUZZ_SECONDS (default 300 here) and FUZZ_SEED (default 1) choose the run.
+# Two runs of FUZZ_SECONDS (default 300 here) each with FUZZ_SEED (default 1):
+# two single-threaded workers, then two workers of FUZZ_THREADS (default 4)
+# threads racing on shared files.
 FUZZ_SEED ?= 1
+FUZZ_THREADS ?= 4
 DRIVER_FUZZ_SECONDS := $(if $(filter command line environment,$(origin FUZZ_SECONDS)),$(FUZZ_SECONDS),300)
 .PHONY: fuzz-driver
 fuzz-driver: debug
-	scripts/vm-run.sh --kernel debug --mem-size 3G --timeout $$(( $(DRIVER_FUZZ_SECONDS) + 600 )) -- \
+	scripts/vm-run.sh --kernel debug --mem-size 3G --timeout $$(( 2 * $(DRIVER_FUZZ_SECONDS) + 600 )) -- \
 		'modprobe spyre || exit 1; \
 		 /usr/share/spyre/tests/fuzz_ioctl $(FUZZ_SEED) $(DRIVER_FUZZ_SECONDS); rc=$$?; \
+		 /usr/share/spyre/tests/fuzz_ioctl $(FUZZ_SEED) $(DRIVER_FUZZ_SECONDS) 2 $(FUZZ_THREADS) || rc=1; \
 		 dmesg | /usr/share/spyre/tests/dmesg-check.sh || rc=1; exit $$rc'
 
 # Engine host speed (1024^3 fp16 matmul kernel against OpenBLAS sgemm, run

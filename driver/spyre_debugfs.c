@@ -85,6 +85,25 @@ static int spyre_contexts_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(spyre_contexts);
 
+/*
+ * One line per user with files on the card: uid, files (open, or released
+ * and still waiting for their jobs) and jobs queued (spyre_limits.c).
+ */
+static int spyre_users_show(struct seq_file *m, void *unused)
+{
+	struct spyre_drm_device *sdev = m->private;
+	struct spyre_user *user;
+	unsigned long uid;
+
+	seq_puts(m, "uid files queued_jobs\n");
+	mutex_lock(&sdev->users_lock);
+	xa_for_each(&sdev->users, uid, user)
+		seq_printf(m, "%lu %u %d\n", uid, user->files, atomic_read(&user->queued_jobs));
+	mutex_unlock(&sdev->users_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(spyre_users);
+
 static const char *spyre_bo_placement(struct spyre_bo *bo)
 {
 	if (bo->flags & DRM_SPYRE_BO_MAPPABLE)
@@ -314,6 +333,27 @@ static const struct file_operations spyre_inject_inv_stall_fops = {
 	.write = spyre_inject_inv_stall_write,
 };
 
+/* "1": the next AER slot_reset finds no card there (a failed recovery). */
+static ssize_t spyre_inject_slot_reset_failure_write(struct file *file, const char __user *ubuf,
+						     size_t len, loff_t *pos)
+{
+	struct spyre_drm_device *sdev = file->private_data;
+	bool yes;
+	int ret;
+
+	ret = kstrtobool_from_user(ubuf, len, &yes);
+	if (ret)
+		return ret;
+	WRITE_ONCE(sdev->fail_slot_reset, yes);
+	return len;
+}
+
+static const struct file_operations spyre_inject_slot_reset_failure_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = spyre_inject_slot_reset_failure_write,
+};
+
 static ssize_t spyre_reset_write(struct file *file, const char __user *ubuf, size_t len,
 				 loff_t *pos)
 {
@@ -340,6 +380,7 @@ void spyre_debugfs_init(struct spyre_drm_device *sdev)
 	struct dentry *root = sdev->drm.debugfs_root;
 
 	debugfs_create_file("contexts", 0444, root, sdev, &spyre_contexts_fops);
+	debugfs_create_file("users", 0444, root, sdev, &spyre_users_fops);
 	debugfs_create_file("buffers", 0444, root, sdev, &spyre_buffers_fops);
 	debugfs_create_file("memory", 0444, root, sdev, &spyre_memory_fops);
 	debugfs_create_file("faults", 0444, root, sdev, &spyre_faults_fops);
@@ -347,5 +388,7 @@ void spyre_debugfs_init(struct spyre_drm_device *sdev)
 	debugfs_create_file("inject_hang", 0200, root, sdev, &spyre_inject_hang_fops);
 	debugfs_create_file("inject_dma_error", 0200, root, sdev, &spyre_inject_dma_error_fops);
 	debugfs_create_file("inject_inv_stall", 0200, root, sdev, &spyre_inject_inv_stall_fops);
+	debugfs_create_file("inject_slot_reset_failure", 0200, root, sdev,
+			    &spyre_inject_slot_reset_failure_fops);
 	debugfs_create_file("reset", 0200, root, sdev, &spyre_reset_fops);
 }

@@ -31,6 +31,9 @@ static const struct drm_ioctl_desc spyre_drm_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(SPYRE_BO_WAIT, spyre_bo_wait_ioctl, 0),
 };
 
+/* Released files whose jobs were still running, waited for off the exiting task. */
+static struct workqueue_struct *spyre_release_wq;
+
 /* Each open file gets its own address space. */
 static int spyre_open(struct drm_device *dev, struct drm_file *file)
 {
@@ -38,19 +41,24 @@ static int spyre_open(struct drm_device *dev, struct drm_file *file)
 	struct spyre_file *sfile;
 	int id, ret;
 
-	sfile = kzalloc(sizeof(*sfile), GFP_KERNEL);
+	sfile = kzalloc(sizeof(*sfile), GFP_KERNEL_ACCOUNT);
 	if (!sfile)
 		return -ENOMEM;
 	sfile->sdev = sdev;
 	sfile->file = file;
 	mutex_init(&sfile->submit_lock);
 	spin_lock_init(&sfile->fault_lock);
+	spin_lock_init(&sfile->retired_lock);
+	INIT_LIST_HEAD(&sfile->retired);
 
+	ret = spyre_user_get(sdev, &sfile->user);
+	if (ret)
+		goto err_free;
 	/* Any number of files: hardware contexts are bound at job run time. */
 	id = ida_alloc_min(&sdev->ctx_ida, SPYRE_DRIVER_CTX + 1, GFP_KERNEL);
 	if (id < 0) {
 		ret = id;
-		goto err_free;
+		goto err_user;
 	}
 	ret = spyre_mmu_ctx_init(sdev, &sfile->ctx, id);
 	if (ret)
@@ -58,10 +66,6 @@ static int spyre_open(struct drm_device *dev, struct drm_file *file)
 	ret = spyre_file_entities_init(sfile);
 	if (ret)
 		goto err_ctx;
-
-	mutex_lock(&sdev->files_lock);
-	list_add(&sfile->link, &sdev->files);
-	mutex_unlock(&sdev->files_lock);
 	file->driver_priv = sfile;
 	return 0;
 
@@ -69,27 +73,70 @@ err_ctx:
 	spyre_mmu_ctx_fini(&sfile->ctx);
 err_ida:
 	ida_free(&sdev->ctx_ida, id);
+err_user:
+	spyre_user_put(sdev, sfile->user);
 err_free:
 	mutex_destroy(&sfile->submit_lock);
 	kfree(sfile);
 	return ret;
 }
 
-static void spyre_postclose(struct drm_device *dev, struct drm_file *file)
+/*
+ * The last of a released file, once none of its jobs can run: its handles'
+ * mappings left to it and its address space, once no job holds it; the
+ * buffers those mappings kept go back last.
+ */
+static void spyre_file_free(struct spyre_file *sfile)
 {
-	struct spyre_drm_device *sdev = to_spyre_drm_device(dev);
-	struct spyre_file *sfile = file->driver_priv;
+	struct spyre_drm_device *sdev = sfile->sdev;
+	LIST_HEAD(retired);
 
-	/* Handles are gone; the card may still run this file's jobs. */
-	spyre_file_entities_fini(sfile);
+	/* Every job freed (killed ones signal before they are). */
+	wait_var_event(&sfile->live_jobs, !atomic_read(&sfile->live_jobs));
 	spyre_mmu_ctx_wait_idle(&sfile->ctx);
-	mutex_lock(&sdev->files_lock);
-	list_del(&sfile->link);
-	mutex_unlock(&sdev->files_lock);
+	spyre_file_unmap_retired(sfile, &retired);
+	spyre_file_jobs_fini(sfile);
+	/* The card has dropped every translation of the file once this returns. */
 	spyre_mmu_ctx_fini(&sfile->ctx);
+	spyre_file_free_retired(&retired);
 	ida_free(&sdev->ctx_ida, sfile->ctx.id);
+	spyre_user_put(sdev, sfile->user);
 	mutex_destroy(&sfile->submit_lock);
 	kfree(sfile);
+}
+
+static void spyre_file_release_work(struct work_struct *work)
+{
+	struct spyre_file *sfile = container_of(work, struct spyre_file, release_work);
+	struct drm_device *drm = &sfile->sdev->drm;
+
+	spyre_file_wait_jobs(sfile, false);
+	spyre_file_free(sfile);
+	drm_dev_put(drm);
+}
+
+/*
+ * Handles are gone; the card may still run this file's jobs.  A close
+ * waits for them, as before; an exiting process (a killed one above all)
+ * or a close a signal interrupts does not: the rest is done on
+ * spyre_release_wq, which keeps the address space and every buffer it maps
+ * until the card is done with them, so the process is reaped at once.
+ */
+static void spyre_postclose(struct drm_device *dev, struct drm_file *file)
+{
+	struct spyre_file *sfile = file->driver_priv;
+
+	spyre_file_entities_fini(sfile);
+	/* DRM frees @file next: the fault path reaches it through in-flight jobs. */
+	WRITE_ONCE(sfile->file, NULL);
+	spyre_queues_fence_barrier(sfile->sdev);
+	if (!(current->flags & PF_EXITING) && !spyre_file_wait_jobs(sfile, true)) {
+		spyre_file_free(sfile);
+		return;
+	}
+	drm_dev_get(dev);
+	INIT_WORK(&sfile->release_work, spyre_file_release_work);
+	queue_work(spyre_release_wq, &sfile->release_work);
 }
 
 /* Accel fops, plus fdinfo for the standard DRM usage statistics. */
@@ -139,15 +186,15 @@ static void spyre_files_release(struct drm_device *dev, void *arg)
 {
 	struct spyre_drm_device *sdev = arg;
 
+	spyre_limits_fini(sdev);
 	ida_destroy(&sdev->ctx_ida);
 }
 
-/* Open files: their list and the address space numbers they take. */
+/* The address space numbers open files take, and their users' limits. */
 static int spyre_files_init(struct spyre_drm_device *sdev)
 {
-	mutex_init(&sdev->files_lock);
-	INIT_LIST_HEAD(&sdev->files);
 	ida_init(&sdev->ctx_ida);
+	spyre_limits_init(sdev);
 	return drmm_add_action_or_reset(&sdev->drm, spyre_files_release, sdev);
 }
 
@@ -328,20 +375,35 @@ err_hw_fini:
 	return ret;
 }
 
-static void spyre_remove(struct pci_dev *pdev)
+/*
+ * The card is out of use for good (removed, or lost to a failed AER
+ * recovery): every later ioctl fails with ENODEV and CPU mappings of its
+ * memory go; a card that may still be running stops (a reset, then no bus
+ * mastering); every job in flight or queued fails, so every waiter wakes.
+ * Memory goes back as the files close.  Once only.
+ */
+static void spyre_device_gone(struct spyre_drm_device *sdev, bool reset)
 {
-	struct spyre_drm_device *sdev = pci_get_drvdata(pdev);
 	int i;
 
+	if (drm_dev_is_unplugged(&sdev->drm))
+		return;
 	drm_dev_unplug(&sdev->drm);
-	spyre_hw_fini(sdev);
+	if (reset)
+		spyre_hw_fini(sdev);
+	pci_clear_master(sdev->pdev);
 	spyre_fault_fini(sdev);
-	/* Removed inside AER recovery: restart the schedulers it stopped. */
+	/* Gone inside AER recovery: restart the schedulers it stopped. */
 	spyre_function_reset_done(sdev);
 	/* Nothing in flight will signal now: fail it so waiters wake. */
 	for (i = 0; i < SPYRE_NUM_QUEUES; i++)
-		spyre_queue_cancel_inflight(&sdev->queues[i]);
+		spyre_queue_cancel_inflight(&sdev->queues[i], -ECANCELED);
 	spyre_mmu_slots_fini(sdev);
+}
+
+static void spyre_remove(struct pci_dev *pdev)
+{
+	spyre_device_gone(pci_get_drvdata(pdev), true);
 }
 
 /* A function reset from outside (sysfs reset, VFIO): docs/uapi.md "Recovery". */
@@ -355,15 +417,24 @@ static void spyre_pci_reset_done(struct pci_dev *pdev)
 	spyre_function_reset_done(pci_get_drvdata(pdev));
 }
 
-/* AER: stop before the link is reset, replay once the card is back. */
+/*
+ * AER: stop before the link is reset, replay once the card is back.  A
+ * card that is not coming back (a permanent failure, or not there after
+ * the link reset) is gone: the PCI core then leaves it bound but never
+ * calls resume, so nothing else would restart the schedulers or wake a
+ * waiter.
+ */
 static pci_ers_result_t spyre_pci_error_detected(struct pci_dev *pdev,
 						 pci_channel_state_t state)
 {
 	struct spyre_drm_device *sdev = pci_get_drvdata(pdev);
 
 	drm_err(&sdev->drm, "PCI error, channel state %u\n", state);
-	if (state == pci_channel_io_perm_failure)
+	if (state == pci_channel_io_perm_failure) {
+		drm_err(&sdev->drm, "card lost (permanent failure): its jobs fail, ioctls fail with ENODEV\n");
+		spyre_device_gone(sdev, false);
 		return PCI_ERS_RESULT_DISCONNECT;
+	}
 	spyre_function_reset_prepare(sdev);
 	return PCI_ERS_RESULT_NEED_RESET;
 }
@@ -375,9 +446,13 @@ static pci_ers_result_t spyre_pci_slot_reset(struct pci_dev *pdev)
 
 	pci_restore_state(pdev);
 	pci_save_state(pdev);
-	id = spyre_rd32(sdev, SPYRE_REG_ID);
+	/* debugfs inject_slot_reset_failure: the card reads as absent, once. */
+	id = xchg(&sdev->fail_slot_reset, false) ? ~0u : spyre_rd32(sdev, SPYRE_REG_ID);
 	if (id != SPYRE_ID_MAGIC) {
-		drm_err(&sdev->drm, "card not back after the link reset: ID 0x%08x\n", id);
+		drm_err(&sdev->drm,
+			"card not back after the link reset (ID 0x%08x): its jobs fail, ioctls fail with ENODEV\n",
+			id);
+		spyre_device_gone(sdev, false);
 		return PCI_ERS_RESULT_DISCONNECT;
 	}
 	return PCI_ERS_RESULT_RECOVERED;
@@ -409,7 +484,29 @@ static struct pci_driver spyre_pci_driver = {
 	.remove = spyre_remove,
 	.err_handler = &spyre_pci_err_handlers,
 };
-module_pci_driver(spyre_pci_driver);
+
+static int __init spyre_init(void)
+{
+	int ret;
+
+	spyre_release_wq = alloc_workqueue("spyre-release", WQ_UNBOUND, 0);
+	if (!spyre_release_wq)
+		return -ENOMEM;
+	ret = pci_register_driver(&spyre_pci_driver);
+	if (ret)
+		destroy_workqueue(spyre_release_wq);
+	return ret;
+}
+
+/* Files released with jobs running finish before the code goes. */
+static void __exit spyre_exit(void)
+{
+	pci_unregister_driver(&spyre_pci_driver);
+	destroy_workqueue(spyre_release_wq);
+}
+
+module_init(spyre_init);
+module_exit(spyre_exit);
 
 MODULE_DESCRIPTION(DRIVER_DESC);
 MODULE_LICENSE("GPL");

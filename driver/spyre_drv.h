@@ -10,11 +10,14 @@
 #include <linux/sched.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
 #include <drm/drm_device.h>
 #include <drm/gpu_scheduler.h>
 
 #include "spyre_fault.h"
 #include "spyre_job.h"
+#include "spyre_limits.h"
 #include "spyre_mmu.h"
 
 #define DRIVER_NAME	"spyre"
@@ -66,6 +69,9 @@ struct spyre_drm_device {
 	/* The completion vector whose interrupt lands on each CPU (0: none) */
 	u8 *cpu_vector;
 	struct ida ctx_ida;		/* client address space numbers, from 1 */
+	/* Protects users and each user's file count */
+	struct mutex users_lock;
+	struct xarray users;		/* struct spyre_user, by uid */
 	/* Protects slots, slot_lru, slot_fence and every context's slot fields */
 	spinlock_t slot_lock;
 	struct spyre_mmu_ctx *slots[SPYRE_NUM_CONTEXTS];	/* hardware contexts */
@@ -85,11 +91,12 @@ struct spyre_drm_device {
 	unsigned int reset_count;
 	/* From a function reset's prepare to its done; reset_wq only */
 	bool function_reset;
+	/* A reset did not finish: bus mastering off, jobs fail (spyre_fault.c) */
+	bool wedged;
+	/* debugfs inject_slot_reset_failure: the next AER slot_reset fails */
+	bool fail_slot_reset;
 	/* SPYRE_CLOCK_* the card's timestamps count (sysfs timestamp_clock); a reset keeps it */
 	u32 clock;
-	/* Protects files */
-	struct mutex files_lock;
-	struct list_head files;		/* struct spyre_file, every open one */
 	/* Protects bos */
 	struct mutex bos_lock;
 	struct list_head bos;		/* every struct spyre_bo, for debugfs */
@@ -102,8 +109,8 @@ struct spyre_drm_device {
 /* Per open file: an address space and a scheduler entity per queue. */
 struct spyre_file {
 	struct spyre_drm_device *sdev;
-	struct drm_file *file;
-	struct list_head link;
+	struct drm_file *file;		/* NULL once released (DRM frees it) */
+	struct spyre_user *user;	/* the opener's uid, for its limits */
 	struct spyre_mmu_ctx ctx;
 	struct drm_sched_entity entities[SPYRE_NUM_QUEUES];
 	bool banned;			/* a job faulted or hung: no more submits */
@@ -112,6 +119,8 @@ struct spyre_file {
 	struct dma_fence *last_fence[SPYRE_NUM_QUEUES];
 	atomic64_t busy_ns[SPYRE_NUM_QUEUES];	/* for fdinfo */
 	atomic64_t jobs_submitted;		/* for fdinfo */
+	atomic_t live_jobs;			/* submitted and not yet freed */
+	atomic64_t device_mem_bytes;		/* device buffers mapped, for its limit */
 	/*
 	 * Protects the fault and job error logs.  Taken under a queue's
 	 * fence_lock, so always with interrupts off.
@@ -121,6 +130,12 @@ struct spyre_file {
 	u64 fault_count;		/* faults[fault_count % SIZE] is next */
 	struct spyre_job_error_record job_errors[SPYRE_FILE_JOB_ERROR_LOG_SIZE];
 	u64 job_error_count;		/* job_errors[job_error_count % SIZE] is next */
+	/* Protects retired */
+	spinlock_t retired_lock;
+	/* struct spyre_bo_mapping whose handles closed while the file's jobs ran */
+	struct list_head retired;
+	/* Finishes the release of a file whose jobs were still running */
+	struct work_struct release_work;
 };
 
 #define to_spyre_drm_device(dev) container_of(dev, struct spyre_drm_device, drm)

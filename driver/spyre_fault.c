@@ -193,11 +193,13 @@ static void spyre_job_error_read(struct spyre_queue *q, u32 status,
  */
 static struct pid *spyre_fault_owner_pid(struct spyre_hw_fence *f)
 {
+	struct drm_file *file = f->sfile ? READ_ONCE(f->sfile->file) : NULL;
 	struct pid *pid = NULL;
 
-	if (f->sfile) {
+	/* NULL once the file is released (spyre_file_detach()): unknown. */
+	if (file) {
 		rcu_read_lock();
-		pid = get_pid(rcu_dereference(f->sfile->file->pid));
+		pid = get_pid(rcu_dereference(file->pid));
 		rcu_read_unlock();
 	}
 	return pid;
@@ -394,21 +396,58 @@ static int spyre_device_restore(struct spyre_drm_device *sdev)
 static char *spyre_reset_event[] = { "SPYRE_RESET=1", NULL };
 
 /*
+ * A reset the card did not finish: it may still be running what it had,
+ * through page tables and into buffers the driver would free next.  Stop
+ * its bus mastering, so nothing of it reaches host memory any more, and
+ * wedge it: every job fails with -EIO (status FAILED), no file is blamed
+ * for it, and SUBMIT and device buffers are refused with EIO until a later
+ * reset completes (debugfs reset, a function reset) or the device is
+ * unbound.
+ */
+static void spyre_device_wedge(struct spyre_drm_device *sdev)
+{
+	if (!sdev->wedged)
+		drm_err(&sdev->drm,
+			"card did not become ready after a reset: wedged (bus mastering off, jobs fail with EIO)\n");
+	WRITE_ONCE(sdev->wedged, true);
+	pci_clear_master(sdev->pdev);
+}
+
+/* A reset completed: a wedged card works again. */
+static void spyre_device_unwedge(struct spyre_drm_device *sdev)
+{
+	if (!sdev->wedged)
+		return;
+	pci_set_master(sdev->pdev);
+	WRITE_ONCE(sdev->wedged, false);
+	drm_info(&sdev->drm, "card ready after a reset: no longer wedged\n");
+}
+
+/*
  * The card was reset and the schedulers are stopped: fail what was in
  * flight (blamed jobs with -ETIMEDOUT, the rest to be replayed), program
- * the card again if it is @present and restart the schedulers (without the
- * card, replayed jobs fail).  Under reset_lock.
+ * the card again if it finished resetting (@ready), else wedge it if it is
+ * still @present, and restart the schedulers (on a wedged or removed card
+ * replayed jobs fail).  Under reset_lock.
  */
-static unsigned int spyre_device_reset_finish(struct spyre_drm_device *sdev, bool present)
+static unsigned int spyre_device_reset_finish(struct spyre_drm_device *sdev, bool present,
+					      bool ready)
 {
 	unsigned int replayed = 0;
 	int i;
 
 	lockdep_assert_held(&sdev->reset_lock);
+	if (ready)
+		spyre_device_unwedge(sdev);
+	else if (present)
+		spyre_device_wedge(sdev);
 	for (i = 0; i < SPYRE_NUM_QUEUES; i++)
-		replayed += spyre_queue_cancel_inflight(&sdev->queues[i]);
-	if (present && spyre_device_restore(sdev))
-		drm_err(&sdev->drm, "card did not come back after reset\n");
+		replayed += spyre_queue_cancel_inflight(&sdev->queues[i],
+							ready || !present ? -ECANCELED : -EIO);
+	if (ready && spyre_device_restore(sdev)) {
+		drm_err(&sdev->drm, "card refused its rings after a reset\n");
+		spyre_device_wedge(sdev);
+	}
 	spyre_queues_start(sdev);
 	sdev->reset_count++;
 	return replayed;
@@ -420,17 +459,19 @@ static unsigned int spyre_device_reset_finish(struct spyre_drm_device *sdev, boo
  * @bad job (one that hung), that job and the one every other queue stalled
  * on as long fail with -ETIMEDOUT and ban their files; every other job in
  * flight runs again from the start.  Jobs the card finished before the reset
- * are not run again.
+ * are not run again.  Returns false when it could not reset (inside a
+ * function reset, or the card is gone): then @bad is still the caller's.
  */
-void spyre_device_recover(struct spyre_drm_device *sdev, struct drm_sched_job *bad)
+bool spyre_device_recover(struct spyre_drm_device *sdev, struct drm_sched_job *bad)
 {
 	struct dma_fence *bad_fence = bad ? to_spyre_job(bad)->hw_fence : NULL;
 	ktime_t now = ktime_get();
+	bool ready;
 	int i, idx;
 
 	/* Inside a function reset the schedulers are stopped: its done restarts them. */
 	if (sdev->function_reset || !drm_dev_enter(&sdev->drm, &idx))
-		return;
+		return false;
 	mutex_lock(&sdev->reset_lock);
 	if (bad)
 		drm_err(&sdev->drm, "queue %u: job hung; resetting the card\n",
@@ -438,17 +479,18 @@ void spyre_device_recover(struct spyre_drm_device *sdev, struct drm_sched_job *b
 	else
 		drm_info(&sdev->drm, "resetting the card on request\n");
 	spyre_queues_stop(sdev, bad);
-	spyre_hw_reset(sdev);
+	ready = !spyre_hw_reset(sdev);
 	/* What the card finished before it stopped is done, not replayed. */
 	for (i = 0; i < SPYRE_NUM_QUEUES; i++)
 		spyre_queue_signal(&sdev->queues[i]);
 	for (i = 0; bad && i < SPYRE_NUM_QUEUES; i++)
 		spyre_queue_blame(&sdev->queues[i], now,
 				  bad->sched == &sdev->queues[i].sched ? bad_fence : NULL);
-	spyre_device_reset_finish(sdev, true);
+	spyre_device_reset_finish(sdev, true, ready);
 	mutex_unlock(&sdev->reset_lock);
 	kobject_uevent_env(&sdev->drm.dev->kobj, KOBJ_CHANGE, spyre_reset_event);
 	drm_dev_exit(idx);
+	return true;
 }
 
 struct spyre_reset_request {
@@ -498,7 +540,7 @@ static void spyre_function_reset_stop(struct spyre_drm_device *sdev)
 static void spyre_function_reset_restart(struct spyre_drm_device *sdev)
 {
 	unsigned int replayed;
-	bool present;
+	bool present, ready;
 	int i, idx;
 
 	if (!sdev->function_reset)
@@ -511,18 +553,18 @@ static void spyre_function_reset_restart(struct spyre_drm_device *sdev)
 	 * of a non-fatal error reset nothing and the card may still be running
 	 * what it had.  Reset it either way so the rings start from nothing.
 	 */
-	if (present)
-		spyre_hw_reset(sdev);
+	ready = present && !spyre_hw_reset(sdev);
 	/* What the card finished before the reset is done, not replayed. */
 	for (i = 0; i < SPYRE_NUM_QUEUES; i++)
 		spyre_queue_signal(&sdev->queues[i]);
-	replayed = spyre_device_reset_finish(sdev, present);
+	replayed = spyre_device_reset_finish(sdev, present, ready);
 	sdev->function_reset = false;
 	mutex_unlock(&sdev->reset_lock);
 	if (!present)
 		return;
-	drm_info(&sdev->drm, "card restored after a function reset; %u jobs run again\n",
-		 replayed);
+	if (ready)
+		drm_info(&sdev->drm, "card restored after a function reset; %u jobs run again\n",
+			 replayed);
 	kobject_uevent_env(&sdev->drm.dev->kobj, KOBJ_CHANGE, spyre_reset_event);
 	drm_dev_exit(idx);
 }

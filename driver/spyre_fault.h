@@ -63,7 +63,7 @@ u64 spyre_fault_log_copy(struct spyre_drm_device *sdev, struct spyre_fault_recor
 u64 spyre_file_fault_log_copy(struct spyre_file *sfile, struct spyre_fault_record *log);
 u64 spyre_file_job_error_log_copy(struct spyre_file *sfile,
 				  struct spyre_job_error_record *log);
-void spyre_device_recover(struct spyre_drm_device *sdev, struct drm_sched_job *bad);
+bool spyre_device_recover(struct spyre_drm_device *sdev, struct drm_sched_job *bad);
 void spyre_device_reset_request(struct spyre_drm_device *sdev);
 void spyre_function_reset_prepare(struct spyre_drm_device *sdev);
 void spyre_function_reset_done(struct spyre_drm_device *sdev);

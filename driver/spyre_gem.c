@@ -6,10 +6,12 @@
  * Copyright 2026 The Spyre emulation project
  */
 
+#include <linux/dma-buf.h>
 #include <linux/dma-resv.h>
 #include <linux/sched/signal.h>
 #include <linux/sizes.h>
 
+#include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_print.h>
@@ -19,6 +21,7 @@
 #include "spyre_drv.h"
 #include "spyre_gem.h"
 #include "spyre_job.h"
+#include "spyre_limits.h"
 #include "uapi/drm/spyre_accel.h"
 
 /* The card clears this much device memory per driver job. */
@@ -98,7 +101,7 @@ static int spyre_bo_open(struct drm_gem_object *obj, struct drm_file *file)
 	if (ret)
 		return ret;
 
-	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	m = kzalloc(sizeof(*m), GFP_KERNEL_ACCOUNT);
 	if (!m)
 		return -ENOMEM;
 	m->ctx = &sfile->ctx;
@@ -106,19 +109,85 @@ static int spyre_bo_open(struct drm_gem_object *obj, struct drm_file *file)
 	mutex_lock(&bo->lock);
 	if (spyre_bo_find_mapping(bo, m->ctx)) {
 		/* One handle per buffer and file: PRIME returns the existing one. */
-		mutex_unlock(&bo->lock);
-		kfree(m);
-		return -EEXIST;
+		ret = -EEXIST;
+		goto err_unlock;
+	}
+	/* Device memory counts against the file's limit while it maps it. */
+	if (bo->flags & DRM_SPYRE_BO_DEVICE) {
+		ret = spyre_limits_charge_device_mem(sfile, obj->size, false);
+		if (ret)
+			goto err_unlock;
+		m->device_bytes = obj->size;
 	}
 	ret = spyre_mmu_map(m->ctx, &m->va, &backing, 0);
 	if (ret) {
-		mutex_unlock(&bo->lock);
-		kfree(m);
-		return ret;
+		spyre_limits_uncharge_device_mem(sfile, m->device_bytes);
+		goto err_unlock;
 	}
 	list_add(&m->link, &bo->mappings);
 	mutex_unlock(&bo->lock);
 	return 0;
+
+err_unlock:
+	mutex_unlock(&bo->lock);
+	kfree(m);
+	return ret;
+}
+
+/* A mapping the card no longer sees: let go of its buffer. */
+static void spyre_bo_mapping_free(struct spyre_bo_mapping *m)
+{
+	spyre_limits_uncharge_device_mem(container_of(m->ctx, struct spyre_file, ctx),
+					 m->device_bytes);
+	if (m->retired_obj)
+		drm_gem_object_put(m->retired_obj);
+	kfree(m);
+}
+
+/* Clear a mapping's entries, wait for the card to drop them, free it. */
+static void spyre_bo_mapping_unmap(struct spyre_bo_mapping *m)
+{
+	spyre_mmu_unmap(m->ctx, &m->va);
+	spyre_bo_mapping_free(m);
+}
+
+/* Unmap the mappings on @list (struct spyre_bo_mapping). */
+static void spyre_bo_mappings_unmap(struct list_head *list)
+{
+	struct spyre_bo_mapping *m, *tmp;
+
+	list_for_each_entry_safe(m, tmp, list, link) {
+		list_del(&m->link);
+		spyre_bo_mapping_unmap(m);
+	}
+}
+
+/*
+ * Take every mapping spyre_bo_close() left to @sfile out of its address
+ * space onto @list: the file is being released, none of its jobs can still
+ * run, and its address space goes next.  They are freed with
+ * spyre_file_free_retired() once spyre_mmu_ctx_fini() has made sure the
+ * card dropped their translations: one wait for all of them, not one each.
+ */
+void spyre_file_unmap_retired(struct spyre_file *sfile, struct list_head *list)
+{
+	struct spyre_bo_mapping *m;
+
+	spin_lock(&sfile->retired_lock);
+	list_splice_init(&sfile->retired, list);
+	spin_unlock(&sfile->retired_lock);
+	list_for_each_entry(m, list, link)
+		spyre_mmu_unmap_dying(m->ctx, &m->va);
+}
+
+void spyre_file_free_retired(struct list_head *list)
+{
+	struct spyre_bo_mapping *m, *tmp;
+
+	list_for_each_entry_safe(m, tmp, list, link) {
+		list_del(&m->link);
+		spyre_bo_mapping_free(m);
+	}
 }
 
 /*
@@ -129,24 +198,45 @@ static int spyre_bo_open(struct drm_gem_object *obj, struct drm_file *file)
  * writes into the next buffer at those addresses.  Then the entries go and
  * the card confirms no command holds a translation of them (a job submitted
  * meanwhile faults); only then may the pages or device memory be freed.
+ *
+ * An exiting process never waits here, and a signal ends the wait: the
+ * mapping, with a reference to the buffer, is left to the file, which
+ * unmaps it once those jobs are done (at the next close whose wait
+ * completes, or when the file is released).  Its addresses and pages stay
+ * the file's until then, so nothing the card may still touch is freed.
  */
 static void spyre_bo_close(struct drm_gem_object *obj, struct drm_file *file)
 {
 	struct spyre_file *sfile = file->driver_priv;
 	struct spyre_bo *bo = to_spyre_bo(obj);
 	struct spyre_bo_mapping *m;
-
-	spyre_file_wait_jobs(sfile);
+	LIST_HEAD(earlier);
 
 	mutex_lock(&bo->lock);
 	m = spyre_bo_find_mapping(bo, &sfile->ctx);
 	if (m)
 		list_del(&m->link);
 	mutex_unlock(&bo->lock);
-	if (m) {
-		spyre_mmu_unmap(m->ctx, &m->va);
-		kfree(m);
+	if (!m)
+		return;
+
+	if (!(current->flags & PF_EXITING)) {
+		/* Left before the wait starts: its jobs are among those waited for. */
+		spin_lock(&sfile->retired_lock);
+		list_splice_init(&sfile->retired, &earlier);
+		spin_unlock(&sfile->retired_lock);
+		if (!spyre_file_wait_jobs(sfile, true)) {
+			spyre_bo_mappings_unmap(&earlier);
+			spyre_bo_mapping_unmap(m);
+			return;
+		}
 	}
+	drm_gem_object_get(obj);
+	m->retired_obj = obj;
+	list_add_tail(&m->link, &earlier);
+	spin_lock(&sfile->retired_lock);
+	list_splice_tail(&earlier, &sfile->retired);
+	spin_unlock(&sfile->retired_lock);
 }
 
 static void spyre_bo_free(struct drm_gem_object *obj)
@@ -193,14 +283,23 @@ static int spyre_bo_device_mmap(struct drm_gem_object *obj, struct vm_area_struc
 {
 	struct spyre_drm_device *sdev = to_spyre_drm_device(obj->dev);
 	struct spyre_bo *bo = to_spyre_bo(obj);
+	int ret, idx;
 
 	if (!(bo->flags & DRM_SPYRE_BO_MAPPABLE))
 		return -EINVAL;
+	/* The card's memory has no pages to copy on write: shared mappings only. */
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	/* Not while the card goes: drm_dev_unplug() zaps the mappings made before. */
+	if (!drm_dev_enter(obj->dev, &idx))
+		return -ENODEV;
 	vm_flags_set(vma, VM_PFNMAP | VM_IO | VM_DONTEXPAND | VM_DONTDUMP);
 	vma->vm_page_prot = pgprot_writecombine(vm_get_page_prot(vma->vm_flags));
-	return io_remap_pfn_range(vma, vma->vm_start,
-				  (sdev->aperture_phys + bo->vram.start) >> PAGE_SHIFT,
-				  vma->vm_end - vma->vm_start, vma->vm_page_prot);
+	ret = io_remap_pfn_range(vma, vma->vm_start,
+				 (sdev->aperture_phys + bo->vram.start) >> PAGE_SHIFT,
+				 vma->vm_end - vma->vm_start, vma->vm_page_prot);
+	drm_dev_exit(idx);
+	return ret;
 }
 
 static const struct vm_operations_struct spyre_bo_device_vm_ops = {
@@ -260,7 +359,7 @@ static struct spyre_bo *spyre_bo_device_create(struct spyre_drm_device *sdev, u6
 	struct spyre_bo *bo;
 	int ret;
 
-	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+	bo = kzalloc(sizeof(*bo), GFP_KERNEL_ACCOUNT);
 	if (!bo)
 		return ERR_PTR(-ENOMEM);
 	bo->flags = flags;
@@ -297,15 +396,23 @@ struct drm_gem_object *spyre_gem_prime_import_sg_table(struct drm_device *dev,
 						       struct sg_table *sgt)
 {
 	struct drm_gem_object *obj = drm_gem_shmem_prime_import_sg_table(dev, attach, sgt);
+	struct drm_gem_object *exported = attach->dmabuf->priv;
 
-	if (!IS_ERR(obj))
-		spyre_bo_track(to_spyre_drm_device(dev), to_spyre_bo(obj));
+	if (IS_ERR(obj))
+		return obj;
+	/*
+	 * A buffer of another Spyre card (dma-bufs this module exported hold
+	 * their GEM object) keeps what its creator allowed the card to do.
+	 */
+	if (attach->dmabuf->owner == THIS_MODULE && exported->funcs == &spyre_bo_funcs)
+		to_spyre_bo(obj)->flags |= to_spyre_bo(exported)->flags & DRM_SPYRE_BO_READ_ONLY;
+	spyre_bo_track(to_spyre_drm_device(dev), to_spyre_bo(obj));
 	return obj;
 }
 
 struct drm_gem_object *spyre_gem_create_object(struct drm_device *dev, size_t size)
 {
-	struct spyre_bo *bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+	struct spyre_bo *bo = kzalloc(sizeof(*bo), GFP_KERNEL_ACCOUNT);
 
 	if (!bo)
 		return ERR_PTR(-ENOMEM);
@@ -359,6 +466,13 @@ int spyre_bo_create_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 	}
 
 	if (args->flags & DRM_SPYRE_BO_DEVICE) {
+		/* Before clearing memory it could not keep (bo_open charges it). */
+		ret = spyre_limits_charge_device_mem(sfile, PAGE_ALIGN(args->size), true);
+		if (ret) {
+			drm_dbg(dev, "device buffer of %llu bytes: past max_device_mem_mib\n",
+				args->size);
+			return ret;
+		}
 		bo = spyre_bo_device_create(sdev, PAGE_ALIGN(args->size), args->flags);
 		if (IS_ERR(bo))
 			return PTR_ERR(bo);
@@ -371,13 +485,18 @@ int spyre_bo_create_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 		spyre_bo_track(sdev, bo);
 	}
 
+	/*
+	 * Once the handle exists another thread may close it: the creation
+	 * reference keeps @bo alive until its address is read (an address
+	 * the close already took back reads as 0).
+	 */
 	ret = drm_gem_handle_create(file, &bo->base.base, &handle);
+	if (!ret) {
+		args->handle = handle;
+		args->device_addr = spyre_bo_device_addr(bo, &sfile->ctx);
+	}
 	drm_gem_object_put(&bo->base.base);
-	if (ret)
-		return ret;
-	args->handle = handle;
-	args->device_addr = spyre_bo_device_addr(bo, &sfile->ctx);
-	return 0;
+	return ret;
 }
 
 int spyre_bo_info_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
@@ -425,5 +544,8 @@ int spyre_bo_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *fil
 	if (!ret)
 		args->job_status = spyre_job_status_of_resv(obj->resv);
 	drm_gem_object_put(obj);
+	/* Woken because the card went away: say so, as every later ioctl does. */
+	if (drm_dev_is_unplugged(dev))
+		return -ENODEV;
 	return ret;
 }

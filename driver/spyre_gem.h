@@ -36,6 +36,9 @@ struct spyre_bo_mapping {
 	struct list_head link;
 	struct spyre_mmu_ctx *ctx;
 	struct drm_mm_node va;
+	/* Its handle closed while jobs ran: the buffer, until it is unmapped */
+	struct drm_gem_object *retired_obj;
+	u64 device_bytes;		/* device memory counted against the file */
 };
 
 static inline struct spyre_bo *to_spyre_bo(struct drm_gem_object *obj)
@@ -51,6 +54,8 @@ int spyre_bo_create_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 int spyre_bo_info_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 int spyre_bo_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 u64 spyre_bo_device_addr(struct spyre_bo *bo, struct spyre_mmu_ctx *ctx);
+void spyre_file_unmap_retired(struct spyre_file *sfile, struct list_head *list);
+void spyre_file_free_retired(struct list_head *list);
 int spyre_bo_check_create_args(u64 size, u32 flags, u64 mem_bytes, u64 aperture_bytes);
 
 #endif /* __SPYRE_GEM_H__ */

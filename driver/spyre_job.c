@@ -26,16 +26,12 @@
 #include "spyre_gem.h"
 #include "spyre_hw.h"
 #include "spyre_job.h"
+#include "spyre_limits.h"
 #include "uapi/drm/spyre_accel.h"
 
 static unsigned int spyre_job_timeout_ms = 10000;
 module_param_named(job_timeout_ms, spyre_job_timeout_ms, uint, 0444);
 MODULE_PARM_DESC(job_timeout_ms, "Time a job may run before the card is reset (ms)");
-
-static unsigned int spyre_max_queued_jobs = 65536;
-module_param_named(max_queued_jobs, spyre_max_queued_jobs, uint, 0644);
-MODULE_PARM_DESC(max_queued_jobs,
-		 "Jobs one open file may have waiting for the card before SUBMIT fails with EBUSY");
 
 /* The job timeout, for waits that a hung job may hold up. */
 unsigned int spyre_job_timeout_msecs(void)
@@ -185,6 +181,54 @@ static void spyre_job_slot_release(struct spyre_job *job)
 	}
 }
 
+/* A client job left its file's queue (run, or failed there). */
+static void spyre_job_dequeued(struct spyre_job *job)
+{
+	if (job->queued) {
+		job->queued = false;
+		spyre_limits_job_dequeued(job->sfile);
+	}
+}
+
+/*
+ * A job cancelled by a reset kept its hardware context on its old fence
+ * (spyre_queue_cancel_inflight()): the job holds it again.
+ */
+static void spyre_job_reclaim_slot(struct spyre_job *job)
+{
+	struct spyre_hw_fence *old;
+	unsigned long flags;
+
+	if (!job->hw_fence || job->hw_fence->ops != &spyre_hw_fence_ops)
+		return;
+	old = to_spyre_hw_fence(job->hw_fence);
+	spin_lock_irqsave(&old->queue->fence_lock, flags);
+	if (old->slot_ctx) {
+		WARN_ON_ONCE(job->slot_reserved);
+		old->slot_ctx = NULL;
+		job->slot_reserved = true;
+	}
+	spin_unlock_irqrestore(&old->queue->fence_lock, flags);
+}
+
+/*
+ * Why a job must not reach the card, as a fence error, or 0: it was failed
+ * before (its hang, a dependency), its file is banned (the rest of its
+ * jobs are cancelled, not run), or the card is wedged.
+ */
+static int spyre_job_refused(struct spyre_job *job)
+{
+	struct drm_sched_job *sched_job = &job->base;
+
+	if (sched_job->s_fence->finished.error)
+		return sched_job->s_fence->finished.error;
+	if (job->sfile && READ_ONCE(job->sfile->banned))
+		return -ECANCELED;
+	if (READ_ONCE(job->queue->sdev->wedged))
+		return -EIO;
+	return 0;
+}
+
 /*
  * Before run_job: a client job needs one of the card's hardware contexts
  * for its address space.  When all are held by jobs in flight, wait for
@@ -217,15 +261,21 @@ static struct dma_fence *spyre_job_run(struct drm_sched_job *sched_job)
 	int idx;
 
 	u32 ctx_id = job->ctx_id;
+	int error;
 
-	if (unlikely(sched_job->s_fence->finished.error)) {
-		spyre_job_slot_release(job);
-		return spyre_hw_fence_failed(q, sched_job->s_fence->finished.error);
-	}
+	spyre_job_dequeued(job);
+	spyre_job_reclaim_slot(job);
 	/* It finished (or failed) before a reset stopped the card: not again. */
 	if (job->hw_fence && dma_fence_is_signaled(job->hw_fence) &&
-	    job->hw_fence->error != -ECANCELED)
+	    job->hw_fence->error != -ECANCELED) {
+		spyre_job_slot_release(job);
 		return dma_fence_get(job->hw_fence);
+	}
+	error = spyre_job_refused(job);
+	if (unlikely(error)) {
+		spyre_job_slot_release(job);
+		return spyre_hw_fence_failed(q, error);
+	}
 	/* Replayed after a reset: take the context again (still bound). */
 	if (job->sfile && !job->slot_reserved) {
 		if (spyre_mmu_slot_try(&job->sfile->ctx))
@@ -305,10 +355,11 @@ void spyre_queue_signal(struct spyre_queue *q)
 		list_del(&f->link);
 		q->last_progress = ktime_get();
 		WRITE_ONCE(q->head, spyre_ring_advance(f->call_index, SPYRE_RING_PER_JOB));
-		spyre_hw_fence_release_slot(f);
+		/* Before the slot goes: a file whose jobs are all done may be freed. */
 		if (f->sfile)
 			atomic64_add(ktime_to_ns(ktime_sub(ktime_get(), f->start)),
 				     &f->sfile->busy_ns[q->index]);
+		spyre_hw_fence_release_slot(f);
 		dma_fence_signal_locked(&f->base);
 		dma_fence_put(&f->base);
 	}
@@ -358,9 +409,11 @@ struct dma_fence *spyre_queue_blame(struct spyre_queue *q, ktime_t now, struct d
 
 /*
  * Fail and drop every fence still in flight (the card was reset); returns
- * how many were not blamed (their jobs run again).
+ * how many were not blamed (their jobs run again).  A job that runs again
+ * keeps its hardware context through its old fence (run_job takes it
+ * back): its file's address space must not look idle in between.
  */
-unsigned int spyre_queue_cancel_inflight(struct spyre_queue *q)
+unsigned int spyre_queue_cancel_inflight(struct spyre_queue *q, int error)
 {
 	struct spyre_hw_fence *f, *tmp;
 	unsigned int innocent = 0;
@@ -369,9 +422,10 @@ unsigned int spyre_queue_cancel_inflight(struct spyre_queue *q)
 	spin_lock_irqsave(&q->fence_lock, flags);
 	list_for_each_entry_safe(f, tmp, &q->inflight, link) {
 		list_del(&f->link);
-		spyre_hw_fence_release_slot(f);
+		if (f->hung)
+			spyre_hw_fence_release_slot(f);
 		innocent += !f->hung;
-		dma_fence_set_error(&f->base, f->hung ? -ETIMEDOUT : -ECANCELED);
+		dma_fence_set_error(&f->base, f->hung ? -ETIMEDOUT : error);
 		dma_fence_signal_locked(&f->base);
 		dma_fence_put(&f->base);
 	}
@@ -405,23 +459,31 @@ static enum drm_gpu_sched_stat spyre_job_timedout(struct drm_sched_job *sched_jo
 	struct spyre_job *job = to_spyre_job(sched_job);
 	struct drm_gpu_scheduler *sched = sched_job->sched;
 	struct spyre_drm_device *sdev = job->queue->sdev;
+	enum drm_gpu_sched_stat stat = DRM_GPU_SCHED_STAT_NOMINAL;
 	int idx;
 
-	/* The card is gone: its jobs were failed at remove. */
-	if (!drm_dev_enter(&sdev->drm, &idx))
-		return DRM_GPU_SCHED_STAT_ENODEV;
+	/*
+	 * The scheduler took the job off its list; a reset puts it back
+	 * (drm_sched_stop()).  Without one it goes back here, or it would
+	 * never be freed: the card is gone (remove fails what it had), a
+	 * function reset is under way, it finished, or its queue still moves.
+	 */
+	if (!drm_dev_enter(&sdev->drm, &idx)) {
+		stat = DRM_GPU_SCHED_STAT_ENODEV;
+		goto requeue;
+	}
 	/* An interrupt that never came (its CPU went away): the card's word says. */
 	spyre_queue_signal(job->queue);
-	if (spyre_job_hung(job)) {
-		spyre_device_recover(sdev, sched_job);
-	} else {
-		/* Finished, or its queue is still moving: give it back its place. */
-		spin_lock(&sched->job_list_lock);
-		list_add(&sched_job->list, &sched->pending_list);
-		spin_unlock(&sched->job_list_lock);
+	if (spyre_job_hung(job) && spyre_device_recover(sdev, sched_job)) {
+		drm_dev_exit(idx);
+		return stat;
 	}
 	drm_dev_exit(idx);
-	return DRM_GPU_SCHED_STAT_NOMINAL;
+requeue:
+	spin_lock(&sched->job_list_lock);
+	list_add(&sched_job->list, &sched->pending_list);
+	spin_unlock(&sched->job_list_lock);
+	return stat;
 }
 
 /* Drop the job's references to its buffers (NULL entries from a failed lookup too). */
@@ -441,10 +503,20 @@ static void spyre_job_free(struct drm_sched_job *sched_job)
 {
 	struct spyre_job *job = to_spyre_job(sched_job);
 
+	struct spyre_file *sfile = job->sfile;
+
 	drm_sched_job_cleanup(sched_job);
+	/* Freed without running again after a reset (the card went away). */
+	spyre_job_reclaim_slot(job);
+	spyre_job_slot_release(job);
+	/* Never ran: failed in the queue (its file was released, killed). */
+	spyre_job_dequeued(job);
 	spyre_job_put_bos(job);
 	dma_fence_put(job->hw_fence);
 	kfree(job);
+	/* Last: the file's release may free it once this reads 0. */
+	if (sfile && atomic_dec_and_test(&sfile->live_jobs))
+		wake_up_var(&sfile->live_jobs);
 }
 
 static const struct drm_sched_backend_ops spyre_sched_ops = {
@@ -603,18 +675,25 @@ int spyre_file_entities_init(struct spyre_file *sfile)
 	return 0;
 }
 
-/* Wait for the file's jobs; afterwards its address space may go. */
+/*
+ * No more jobs from @sfile.  A process that is exiting (killed, or exiting
+ * with jobs queued) does not wait for its queued jobs to reach the card:
+ * they are failed without running (drm_sched_entity_fini(), -ESRCH), so
+ * its exit never waits on the card.  Any other close waits, killably, for
+ * them to be taken by the schedulers first, as drm_sched_entity_destroy()
+ * does.  Jobs already on the card still run: spyre_file_wait_jobs() waits
+ * for them.
+ */
 void spyre_file_entities_fini(struct spyre_file *sfile)
 {
+	bool exiting = current->flags & PF_EXITING;
 	int i;
 
-	for (i = 0; i < SPYRE_NUM_QUEUES; i++)
-		drm_sched_entity_destroy(&sfile->entities[i]);
 	for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
-		if (sfile->last_fence[i]) {
-			dma_fence_wait(sfile->last_fence[i], false);
-			dma_fence_put(sfile->last_fence[i]);
-		}
+		if (exiting)
+			drm_sched_entity_fini(&sfile->entities[i]);
+		else
+			drm_sched_entity_destroy(&sfile->entities[i]);
 	}
 }
 
@@ -623,11 +702,12 @@ void spyre_file_entities_fini(struct spyre_file *sfile)
  * that are still pending: a job whose dependency failed finishes without
  * running, possibly before the ones ahead of it leave the card.
  */
-static void spyre_queue_wait_file(struct spyre_queue *q, struct spyre_file *sfile,
-				  struct dma_fence *last)
+static int spyre_queue_wait_file(struct spyre_queue *q, struct spyre_file *sfile,
+				 struct dma_fence *last, bool intr)
 {
 	struct drm_sched_job *s_job;
 	struct dma_fence *fence;
+	long ret;
 
 	for (;;) {
 		fence = NULL;
@@ -643,9 +723,11 @@ static void spyre_queue_wait_file(struct spyre_queue *q, struct spyre_file *sfil
 		}
 		spin_unlock(&q->sched.job_list_lock);
 		if (!fence)
-			return;
-		dma_fence_wait(fence, false);
+			return 0;
+		ret = dma_fence_wait(fence, intr);
 		dma_fence_put(fence);
+		if (ret)
+			return ret;
 	}
 }
 
@@ -653,12 +735,13 @@ static void spyre_queue_wait_file(struct spyre_queue *q, struct spyre_file *sfil
  * Wait until every job @sfile submitted so far has finished or was failed,
  * queued or on the card, whatever buffers it listed: any of them could
  * use any address of the file.  Jobs submitted meanwhile are not waited
- * for.  Uninterruptible, like the close it serves; a hung job ends at the
- * job timeout's reset.
+ * for.  A hung job ends at the job timeout's reset.  With @intr a signal
+ * ends the wait early (-ERESTARTSYS); 0 once they are all done.
  */
-void spyre_file_wait_jobs(struct spyre_file *sfile)
+int spyre_file_wait_jobs(struct spyre_file *sfile, bool intr)
 {
 	struct dma_fence *last[SPYRE_NUM_QUEUES];
+	long ret = 0;
 	int i;
 
 	mutex_lock(&sfile->submit_lock);
@@ -669,9 +752,23 @@ void spyre_file_wait_jobs(struct spyre_file *sfile)
 		if (!last[i])
 			continue;
 		/* Every earlier job of the entity reached run_job by then. */
-		dma_fence_wait(last[i], false);
-		spyre_queue_wait_file(&sfile->sdev->queues[i], sfile, last[i]);
+		if (!ret)
+			ret = dma_fence_wait(last[i], intr);
+		if (!ret)
+			ret = spyre_queue_wait_file(&sfile->sdev->queues[i], sfile, last[i], intr);
 		dma_fence_put(last[i]);
+	}
+	return ret;
+}
+
+/* The file is gone: drop what it kept of its last jobs. */
+void spyre_file_jobs_fini(struct spyre_file *sfile)
+{
+	int i;
+
+	for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
+		dma_fence_put(sfile->last_fence[i]);
+		sfile->last_fence[i] = NULL;
 	}
 }
 
@@ -750,6 +847,29 @@ static bool spyre_submit_commands_in_bos(struct spyre_job *job)
 			return true;
 	}
 	return false;
+}
+
+/*
+ * The job's buffers, by handle, as drm_gem_objects_lookup() finds them but
+ * with the array charged to the submitter's memory cgroup (queued jobs
+ * hold it).  On failure job->bos holds the objects found so far (or NULL).
+ */
+static int spyre_submit_lookup_bos(struct spyre_job *job, struct drm_file *file, u64 user_ptr)
+{
+	u32 __user *handles = u64_to_user_ptr(user_ptr);
+	u32 i, handle;
+
+	job->bos = kvcalloc(job->bo_count, sizeof(*job->bos), GFP_KERNEL_ACCOUNT);
+	if (!job->bos)
+		return -ENOMEM;
+	for (i = 0; i < job->bo_count; i++) {
+		if (get_user(handle, handles + i))
+			return -EFAULT;
+		job->bos[i] = drm_gem_object_lookup(file, handle);
+		if (!job->bos[i])
+			return -ENOENT;
+	}
+	return 0;
 }
 
 static int spyre_submit_add_syncobjs(struct spyre_job *job, struct drm_file *file,
@@ -850,17 +970,6 @@ int spyre_driver_fill(struct spyre_drm_device *sdev, u64 va, u64 bytes, u64 patt
 	return ret;
 }
 
-/* Jobs of @sfile submitted but not yet taken by a scheduler onto the card. */
-static u32 spyre_file_queued_jobs(struct spyre_file *sfile)
-{
-	u32 n = 0;
-	int i;
-
-	for (i = 0; i < SPYRE_NUM_QUEUES; i++)
-		n += spsc_queue_count(&sfile->entities[i].job_queue);
-	return n;
-}
-
 int spyre_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 {
 	struct spyre_drm_device *sdev = to_spyre_drm_device(dev);
@@ -876,14 +985,19 @@ int spyre_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file
 		return ret;
 	if (READ_ONCE(sfile->banned))
 		return -ECANCELED;
-	/* One file cannot pin unbounded kernel memory in queued jobs. */
-	if (spyre_file_queued_jobs(sfile) >= READ_ONCE(spyre_max_queued_jobs))
-		return -EBUSY;
+	if (READ_ONCE(sdev->wedged))
+		return -EIO;
+	/* No file or user pins unbounded kernel memory in queued jobs. */
+	ret = spyre_limits_queue_job(sfile);
+	if (ret)
+		return ret;
 
 	if (args->out_syncobj) {
 		out = drm_syncobj_find(file, args->out_syncobj);
-		if (!out)
-			return -ENOENT;
+		if (!out) {
+			ret = -ENOENT;
+			goto err_dequeue;
+		}
 		if (args->out_syncobj_point) {
 			chain = dma_fence_chain_alloc();
 			if (!chain) {
@@ -893,7 +1007,7 @@ int spyre_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file
 		}
 	}
 
-	job = kzalloc(sizeof(*job), GFP_KERNEL);
+	job = kzalloc(sizeof(*job), GFP_KERNEL_ACCOUNT);
 	if (!job) {
 		ret = -ENOMEM;
 		goto err_free_chain;
@@ -904,8 +1018,7 @@ int spyre_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file
 	job->command_count = args->command_count;
 	/* On failure the array holds the objects found so far (or NULL). */
 	job->bo_count = args->bo_count;
-	ret = drm_gem_objects_lookup(file, u64_to_user_ptr(args->bo_handles), args->bo_count,
-				     &job->bos);
+	ret = spyre_submit_lookup_bos(job, file, args->bo_handles);
 	if (ret)
 		goto err_free_job;
 	if (!spyre_submit_commands_in_bos(job)) {
@@ -920,9 +1033,15 @@ int spyre_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file
 	ret = spyre_submit_add_syncobjs(job, file, args->in_syncobjs, args->in_syncobj_count);
 	if (ret)
 		goto err_cleanup_job;
+	/* Counted before the push: once pushed it may run and be freed. */
+	job->queued = true;
+	atomic_inc(&sfile->live_jobs);
 	ret = spyre_submit_attach(job, out, chain, args->out_syncobj_point, &args->job_id);
-	if (ret)
+	if (ret) {
+		job->queued = false;
+		atomic_dec(&sfile->live_jobs);
 		goto err_cleanup_job;
+	}
 	atomic64_inc(&sfile->jobs_submitted);
 
 	if (out)
@@ -939,5 +1058,21 @@ err_free_chain:
 err_put_syncobj:
 	if (out)
 		drm_syncobj_put(out);
+err_dequeue:
+	spyre_limits_job_dequeued(sfile);
 	return ret;
+}
+
+/*
+ * Wait out every holder of a queue's fence lock: a reader that found one
+ * of @sdev's hardware fences in flight under it is done with what it read.
+ */
+void spyre_queues_fence_barrier(struct spyre_drm_device *sdev)
+{
+	int i;
+
+	for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
+		spin_lock_irq(&sdev->queues[i].fence_lock);
+		spin_unlock_irq(&sdev->queues[i].fence_lock);
+	}
 }

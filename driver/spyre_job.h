@@ -64,6 +64,7 @@ struct spyre_job {
 	struct spyre_file *sfile;	/* NULL for the driver's own jobs */
 	u32 ctx_id;			/* driver jobs: the hardware context */
 	bool slot_reserved;		/* client jobs: a hardware context is held */
+	bool queued;			/* client jobs: counted as queued (spyre_limits.c) */
 	struct spyre_queue *queue;
 	u64 commands;
 	u32 command_count;
@@ -82,7 +83,7 @@ void spyre_queues_fini(struct spyre_drm_device *sdev);
 int spyre_queues_hw_init(struct spyre_drm_device *sdev);
 u32 spyre_queue_ctrl(struct spyre_queue *q);
 void spyre_queue_signal(struct spyre_queue *q);
-unsigned int spyre_queue_cancel_inflight(struct spyre_queue *q);
+unsigned int spyre_queue_cancel_inflight(struct spyre_queue *q, int error);
 struct dma_fence *spyre_queue_blame(struct spyre_queue *q, ktime_t now, struct dma_fence *bad);
 void spyre_queues_stop(struct spyre_drm_device *sdev, struct drm_sched_job *bad);
 void spyre_queues_start(struct spyre_drm_device *sdev);
@@ -93,7 +94,9 @@ int spyre_driver_fill(struct spyre_drm_device *sdev, u64 va, u64 bytes, u64 patt
 u32 spyre_job_status_of_resv(struct dma_resv *resv);
 u32 spyre_job_status_from_error(int error);
 unsigned int spyre_job_timeout_msecs(void);
-void spyre_file_wait_jobs(struct spyre_file *sfile);
+int spyre_file_wait_jobs(struct spyre_file *sfile, bool intr);
+void spyre_file_jobs_fini(struct spyre_file *sfile);
+void spyre_queues_fence_barrier(struct spyre_drm_device *sdev);
 /* Pure ring and seqno arithmetic, exported for KUnit. */
 u32 spyre_ring_advance(u32 index, u32 n);
 u32 spyre_ring_used(u32 head, u32 tail);

@@ -54,7 +54,9 @@ EXPORT_SYMBOL_IF_KUNIT(spyre_pte_encode);
 
 static int spyre_pt_alloc(struct spyre_drm_device *sdev, struct spyre_pt *pt)
 {
-	pt->cpu = dma_alloc_coherent(&sdev->pdev->dev, SPYRE_PAGE_SIZE, &pt->dma, GFP_KERNEL);
+	/* Charged to the memory cgroup of whoever maps (or opens) */
+	pt->cpu = dma_alloc_coherent(&sdev->pdev->dev, SPYRE_PAGE_SIZE, &pt->dma,
+				     GFP_KERNEL_ACCOUNT);
 	return pt->cpu ? 0 : -ENOMEM;
 }
 
@@ -80,14 +82,14 @@ static u64 *spyre_mmu_table(struct spyre_mmu_ctx *ctx, u64 va, int depth)
 
 		pt = xa_load(&ctx->tables, key);
 		if (!pt) {
-			pt = kzalloc(sizeof(*pt), GFP_KERNEL);
+			pt = kzalloc(sizeof(*pt), GFP_KERNEL_ACCOUNT);
 			if (!pt)
 				return NULL;
 			if (spyre_pt_alloc(ctx->sdev, pt)) {
 				kfree(pt);
 				return NULL;
 			}
-			ret = xa_err(xa_store(&ctx->tables, key, pt, GFP_KERNEL));
+			ret = xa_err(xa_store(&ctx->tables, key, pt, GFP_KERNEL_ACCOUNT));
 			if (ret) {
 				spyre_pt_free(ctx->sdev, pt);
 				kfree(pt);
@@ -128,17 +130,50 @@ static void spyre_slot_invalidate(struct spyre_drm_device *sdev, u32 slot,
 	int idx;
 
 	inv->pending = false;
+	inv->after_reset = false;
 	if (!drm_dev_enter(&sdev->drm, &idx))
 		return;
 	/* Table writes must reach memory before the card re-walks them. */
 	wmb();
 	spyre_wr32(sdev, SPYRE_REG_MMU_INVALIDATE, slot);
+	inv->slot = slot;
 	if (spyre_hw_has_inv_ack(sdev)) {
-		inv->slot = slot;
 		inv->target = spyre_rd32(sdev, SPYRE_REG_INV_REQUESTED(slot));
 		inv->pending = true;
 	}
+	/*
+	 * A card that is resetting refuses the write, and its counters say
+	 * nothing of it: what drops the translations is the reset, once the
+	 * card is READY (read after the write, so a reset that began before
+	 * it is seen).
+	 */
+	if (!(spyre_rd32(sdev, SPYRE_REG_DEV_STATUS) & SPYRE_DEV_STATUS_READY)) {
+		inv->pending = true;
+		inv->after_reset = true;
+	}
 	drm_dev_exit(idx);
+}
+
+/*
+ * Where @inv stands on the card now: a card that is not READY is still
+ * resetting (its commands may still run), and a wedged one has no bus
+ * mastering, so it reaches no table.
+ */
+static enum spyre_inv_state spyre_inv_poll(struct spyre_drm_device *sdev,
+					   const struct spyre_inv *inv)
+{
+	enum spyre_inv_state state;
+
+	if (READ_ONCE(sdev->wedged))
+		return SPYRE_INV_DONE;
+	if (!(spyre_rd32(sdev, SPYRE_REG_DEV_STATUS) & SPYRE_DEV_STATUS_READY))
+		return SPYRE_INV_PENDING;
+	if (inv->after_reset || !spyre_hw_has_inv_ack(sdev))
+		return SPYRE_INV_DONE;
+	state = spyre_inv_state(spyre_rd32(sdev, SPYRE_REG_INV_REQUESTED(inv->slot)),
+				spyre_rd32(sdev, SPYRE_REG_INV_DONE(inv->slot)), inv->target);
+	/* READY since the reset: it dropped every translation. */
+	return state == SPYRE_INV_RESET ? SPYRE_INV_DONE : state;
 }
 
 /*
@@ -152,25 +187,27 @@ static void spyre_inv_wait(struct spyre_drm_device *sdev, const struct spyre_inv
 	unsigned long deadline = jiffies + 2 * msecs_to_jiffies(spyre_job_timeout_msecs()) + HZ;
 	unsigned int delay_us = 10;
 	enum spyre_inv_state state;
+	bool reset = false;
 	int idx;
 
+	/*
+	 * After the reset only its outcome ends the wait: READY (every
+	 * translation dropped) or wedged (the card reaches no memory).
+	 */
 	while (inv->pending) {
 		if (!drm_dev_enter(&sdev->drm, &idx))
 			return;	/* removed: the card was quiesced and reset */
-		state = spyre_inv_state(spyre_rd32(sdev, SPYRE_REG_INV_REQUESTED(inv->slot)),
-					spyre_rd32(sdev, SPYRE_REG_INV_DONE(inv->slot)),
-					inv->target);
-		if (state == SPYRE_INV_RESET)
-			spyre_hw_wait_ready(sdev);
+		state = spyre_inv_poll(sdev, inv);
 		drm_dev_exit(idx);
 		if (state != SPYRE_INV_PENDING)
 			return;
-		if (time_after(jiffies, deadline)) {
+		if (!reset && time_after(jiffies, deadline)) {
 			drm_err(&sdev->drm,
 				"context %u: invalidation not confirmed; resetting the card\n",
 				inv->slot);
 			spyre_device_reset_request(sdev);
-			return;
+			reset = true;
+			continue;
 		}
 		usleep_range(delay_us, 2 * delay_us);
 		delay_us = min(2 * delay_us, 1000u);
@@ -547,6 +584,14 @@ static int spyre_mmu_write_backing(struct spyre_mmu_ctx *ctx, u64 va,
 	for_each_sgtable_dma_sg(b->sgt, sg, i) {
 		u64 len = min_t(u64, sg_dma_len(sg), b->size - done);
 
+		/*
+		 * The card maps whole pages: an exporter's segment that starts
+		 * or (before the last) ends inside one would map bytes that are
+		 * not the buffer's.
+		 */
+		if (!IS_ALIGNED(sg_dma_address(sg), SPYRE_PAGE_SIZE) ||
+		    !IS_ALIGNED(len, SPYRE_PAGE_SIZE))
+			return -EINVAL;
 		ret = spyre_mmu_set_range(ctx, va + done, sg_dma_address(sg), len, true,
 					  b->writable);
 		if (ret)
@@ -608,6 +653,19 @@ out_unlock:
  * confirms no command holds a translation from before; only then may the
  * range and what it mapped be used again.
  */
+/*
+ * Take @node's range out of @ctx, which is being destroyed, without waiting
+ * for the card: spyre_mmu_ctx_fini() confirms that it dropped every
+ * translation, and only after that may what the range mapped be freed.
+ */
+void spyre_mmu_unmap_dying(struct spyre_mmu_ctx *ctx, struct drm_mm_node *node)
+{
+	mutex_lock(&ctx->lock);
+	spyre_mmu_clear_range(ctx, node->start, node->size);
+	drm_mm_remove_node(node);
+	mutex_unlock(&ctx->lock);
+}
+
 void spyre_mmu_unmap(struct spyre_mmu_ctx *ctx, struct drm_mm_node *node)
 {
 	mutex_lock(&ctx->lock);

@@ -60,6 +60,7 @@ void spyre_mmu_ctx_fini(struct spyre_mmu_ctx *ctx);
 int spyre_mmu_map(struct spyre_mmu_ctx *ctx, struct drm_mm_node *node,
 		  const struct spyre_mmu_backing *backing, u64 fixed_va);
 void spyre_mmu_unmap(struct spyre_mmu_ctx *ctx, struct drm_mm_node *node);
+void spyre_mmu_unmap_dying(struct spyre_mmu_ctx *ctx, struct drm_mm_node *node);
 void spyre_mmu_invalidate(struct spyre_mmu_ctx *ctx, bool wait);
 void spyre_mmu_slots_init(struct spyre_drm_device *sdev);
 void spyre_mmu_slots_restore(struct spyre_drm_device *sdev);
@@ -82,6 +83,7 @@ struct spyre_inv {
 	bool pending;
 	u32 slot;
 	u32 target;			/* INV_REQUESTED just after the write */
+	bool after_reset;		/* the card was resetting: done once it is READY */
 };
 
 /* Pure helpers, exported for KUnit. */

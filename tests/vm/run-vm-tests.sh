@@ -191,16 +191,23 @@ check "reload cycle 3" reload_cycle
 "$T/test_trace"
 # Eight processes at once, every result checked.
 SPYRE_STRESS_SECONDS=${SPYRE_STRESS_SECONDS:-15} "$T/test_stress"
-# The ioctl fuzzer, briefly and with a fixed seed (make fuzz-driver runs it long).
+# The ioctl fuzzer, briefly and with a fixed seed (make fuzz-driver runs it long);
+# then two workers of four threads racing on shared files and their closing.
 "$T/fuzz_ioctl" 1 20
+"$T/fuzz_ioctl" 1 15 2 4
 # Recovery with a short job timeout so a hang is found in a second or two.
 rmmod spyre && modprobe spyre job_timeout_ms=1000 || echo "Bail out! cannot reload spyre"
 "$T/test_recovery"
+# One tenant cannot hurt another: a racing GEM_CLOSE, hung jobs that cost one
+# reset, a killed submitter reaped at once, the file and user limits.
+"$T/test_isolation"
 # Function resets through sysfs and AER errors under load; hangs on all four
 # queues at once.
 "$T/test_reset"
 # rmmod refused in use, unbind under load, then rmmod and a fresh load.
 "$T/test_lifecycle"
+# Last: a failed AER recovery leaves the card gone (then a rescan brings it back).
+"$T/test_gone"
 
 echo "1..3"
 n=0

@@ -241,4 +241,37 @@ static inline long long device_used_steady(int fd)
 	return used;
 }
 
+/* Linux's aer_inject interface (drivers/pci/pcie/aer_inject.c). */
+struct aer_error_inj {
+	uint8_t bus, dev, fn;
+	uint32_t uncor_status, cor_status;
+	uint32_t header_log[4];
+	uint32_t domain;
+};
+
+/*
+ * Report @uncor/@cor (PCI_ERR_*) as errors of the device at PCI address
+ * @addr through its root port; 0 or -errno.
+ */
+static inline int aer_inject(const char *addr, uint32_t uncor, uint32_t cor)
+{
+	struct aer_error_inj e = { .uncor_status = uncor, .cor_status = cor };
+	unsigned int domain, bus, dev, fn;
+	int fd, ret = 0;
+
+	if (sscanf(addr, "%x:%x:%x.%x", &domain, &bus, &dev, &fn) != 4)
+		return -EINVAL;
+	e.domain = domain;
+	e.bus = bus;
+	e.dev = dev;
+	e.fn = fn;
+	fd = open("/dev/aer_inject", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, &e, sizeof(e)) != sizeof(e))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
 #endif /* SPYRE_VM_H */

@@ -445,37 +445,6 @@ TEST(invalidation_never_confirmed_resets_the_card)
 	copier_close(&c);
 }
 
-/* Linux's aer_inject interface (drivers/pci/pcie/aer_inject.c). */
-struct aer_error_inj {
-	uint8_t bus, dev, fn;
-	uint32_t uncor_status, cor_status;
-	uint32_t header_log[4];
-	uint32_t domain;
-};
-
-/* Report @uncor/@cor as errors of the card through its root port; 0 or -errno. */
-static int aer_inject(uint32_t uncor, uint32_t cor)
-{
-	struct aer_error_inj e = { .uncor_status = uncor, .cor_status = cor };
-	unsigned int domain, bus, dev, fn;
-	const char *addr = strrchr(card_dir(), '/') + 1;
-	int fd, ret = 0;
-
-	if (sscanf(addr, "%x:%x:%x.%x", &domain, &bus, &dev, &fn) != 4)
-		return -EINVAL;
-	e.domain = domain;
-	e.bus = bus;
-	e.dev = dev;
-	e.fn = fn;
-	fd = open("/dev/aer_inject", O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, &e, sizeof(e)) != sizeof(e))
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 /* Wait up to 10 s for the card's reset count to reach @want. */
 static long reset_count_reaches(long want)
 {
@@ -511,7 +480,7 @@ TEST(aer_errors_under_load_lose_nothing)
 
 		usleep(1200000);
 		t = now_s();
-		EXPECT_EQ(aer_inject(errs[i].uncor, errs[i].cor), 0);
+		EXPECT_EQ(aer_inject(strrchr(card_dir(), '/') + 1, errs[i].uncor, errs[i].cor), 0);
 		want += errs[i].resets;
 		EXPECT_EQ(reset_count_reaches(want), want);
 		printf("  # %s: %ld card resets, recovered in %.0f ms\n", errs[i].what,
