@@ -90,7 +90,7 @@ VM_TESTS := $(B)/tests/vm/test_query $(B)/tests/vm/test_submit $(B)/tests/vm/tes
 	$(B)/tests/vm/test_debugfs $(B)/tests/vm/test_stress $(B)/tests/vm/test_lifecycle \
 	$(B)/tests/vm/test_bigmem $(B)/tests/vm/test_unmap \
 	$(B)/tests/vm/test_prime2 $(B)/tests/vm/test_peer \
-	$(B)/tests/vm/test_isolation $(B)/tests/vm/test_gone \
+	$(B)/tests/vm/test_isolation $(B)/tests/vm/test_card_reset $(B)/tests/vm/test_gone \
 	$(B)/tests/vm/bench_null_job $(B)/tests/vm/smi_helper \
 	$(B)/tests/vm/run-vm-tests.sh \
 	$(B)/tests/vm/dmesg-check.sh

@@ -309,9 +309,9 @@ static const struct file_operations spyre_inject_dma_error_fops = {
 	.write = spyre_inject_dma_error_write,
 };
 
-/* "1": the card confirms no invalidation until it is reset. */
-static ssize_t spyre_inject_inv_stall_write(struct file *file, const char __user *ubuf,
-					    size_t len, loff_t *pos)
+/* "1" arms the card's on/off injection @reg (DBG_INV_STALL, DBG_RESET_STALL), "0" disarms it. */
+static ssize_t spyre_inject_switch_write(struct file *file, const char __user *ubuf,
+					 size_t len, u32 reg)
 {
 	struct spyre_drm_device *sdev = file->private_data;
 	bool yes;
@@ -322,15 +322,35 @@ static ssize_t spyre_inject_inv_stall_write(struct file *file, const char __user
 		return ret;
 	if (!drm_dev_enter(&sdev->drm, &idx))
 		return -ENODEV;
-	spyre_wr32(sdev, SPYRE_REG_DBG_INV_STALL, yes ? SPYRE_INJECT_ARM : 0);
+	spyre_wr32(sdev, reg, yes ? SPYRE_INJECT_ARM : 0);
 	drm_dev_exit(idx);
 	return len;
+}
+
+/* "1": the card confirms no invalidation until it is reset. */
+static ssize_t spyre_inject_inv_stall_write(struct file *file, const char __user *ubuf,
+					    size_t len, loff_t *pos)
+{
+	return spyre_inject_switch_write(file, ubuf, len, SPYRE_REG_DBG_INV_STALL);
 }
 
 static const struct file_operations spyre_inject_inv_stall_fops = {
 	.owner = THIS_MODULE,
 	.open = simple_open,
 	.write = spyre_inject_inv_stall_write,
+};
+
+/* "1": the card's next reset never finishes, until a function reset. */
+static ssize_t spyre_inject_reset_stall_write(struct file *file, const char __user *ubuf,
+					      size_t len, loff_t *pos)
+{
+	return spyre_inject_switch_write(file, ubuf, len, SPYRE_REG_DBG_RESET_STALL);
+}
+
+static const struct file_operations spyre_inject_reset_stall_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = spyre_inject_reset_stall_write,
 };
 
 /* "1": the next AER slot_reset finds no card there (a failed recovery). */
@@ -388,6 +408,7 @@ void spyre_debugfs_init(struct spyre_drm_device *sdev)
 	debugfs_create_file("inject_hang", 0200, root, sdev, &spyre_inject_hang_fops);
 	debugfs_create_file("inject_dma_error", 0200, root, sdev, &spyre_inject_dma_error_fops);
 	debugfs_create_file("inject_inv_stall", 0200, root, sdev, &spyre_inject_inv_stall_fops);
+	debugfs_create_file("inject_reset_stall", 0200, root, sdev, &spyre_inject_reset_stall_fops);
 	debugfs_create_file("inject_slot_reset_failure", 0200, root, sdev,
 			    &spyre_inject_slot_reset_failure_fops);
 	debugfs_create_file("reset", 0200, root, sdev, &spyre_reset_fops);

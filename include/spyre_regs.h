@@ -248,6 +248,12 @@
  * never confirms one.
  */
 #define SPYRE_REG_DBG_INV_STALL		0x3808
+/*
+ * Write SPYRE_INJECT_ARM: the next DEV_CTRL reset never finishes (DEV_STATUS
+ * stays RESETTING, register writes are refused) until a PCI function or bus
+ * reset; what the driver does with a card that does not come back.
+ */
+#define SPYRE_REG_DBG_RESET_STALL	0x380c
 #define   SPYRE_INJECT_ARM		0x80000000u
 #define   SPYRE_INJECT_QUEUE_SHIFT	16
 #define   SPYRE_INJECT_QUEUE_MASK	0x00030000u

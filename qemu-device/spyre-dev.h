@@ -174,6 +174,7 @@ typedef struct SpyreRegs {
     uint32_t dbg_hang;
     uint32_t dbg_dma_error;
     uint32_t dbg_inv_stall;
+    uint32_t dbg_reset_stall;
     /* MMU_INVALIDATE completion (spyre-mmu.c "Invalidation") */
     uint32_t inv_requested[SPYRE_NUM_CONTEXTS];
     uint32_t inv_done[SPYRE_NUM_CONTEXTS];
@@ -230,6 +231,8 @@ struct SpyreState {
     QEMUBH *irq_bh;
     uint32_t irq_vectors;   /* vectors not yet signalled (bh or worker) */
     uint64_t generation;    /* bumped by reset: older commands are aborted */
+    /* DBG_RESET_STALL fired: RESETTING until a PCI function or bus reset */
+    bool reset_stalled;
     bool stopping;          /* unrealize: workers exit */
     int dma_owner;          /* queue holding the DMA engine, or -1 */
     int dma_last;           /* last holder, for round robin */

@@ -145,6 +145,9 @@ bool spyre_resetting_locked(const SpyreState *s)
 {
     int i;
 
+    if (s->reset_stalled) {
+        return true;
+    }
     /* A command that started before the last reset is still stopping. */
     for (i = 0; i < SPYRE_NUM_QUEUES; i++) {
         if (s->queues[i].running &&
@@ -556,6 +559,9 @@ static bool spyre_global_peek(const SpyreState *s, hwaddr addr,
     case SPYRE_REG_DBG_INV_STALL:
         *val = s->regs.dbg_inv_stall;
         return true;
+    case SPYRE_REG_DBG_RESET_STALL:
+        *val = s->regs.dbg_reset_stall;
+        return true;
     }
     return false;
 }
@@ -845,9 +851,13 @@ static void spyre_dev_ctrl_write(SpyreState *s, hwaddr addr, uint32_t val)
         spyre_guest_error(s, SPYRE_ERR_BAD_VALUE, addr,
                           "undefined bits in DEV_CTRL");
     } else if (val) {
+        bool stall = s->regs.dbg_reset_stall;
+
         trace_spyre_reset("DEV_CTRL");
         spyre_reset_locked(s);
         memory_region_set_alias_offset(&s->aperture, 0);
+        /* DBG_RESET_STALL: this reset never finishes. */
+        s->reset_stalled = stall;
     }
 }
 
@@ -863,6 +873,17 @@ static void spyre_set_aperture(SpyreState *s, hwaddr addr, uint32_t hi)
     }
     s->regs.aperture_base = base;
     memory_region_set_alias_offset(&s->aperture, base);
+}
+
+/* An on/off injection (DBG_INV_STALL, DBG_RESET_STALL): ARM or 0. */
+static bool spyre_inject_switch_ok(SpyreState *s, hwaddr addr, uint32_t val)
+{
+    if (val && val != SPYRE_INJECT_ARM) {
+        spyre_guest_error(s, SPYRE_ERR_BAD_VALUE, addr,
+                          "malformed fault injection");
+        return false;
+    }
+    return true;
 }
 
 static void spyre_arm_injection(SpyreState *s, hwaddr addr, uint32_t val,
@@ -959,13 +980,15 @@ static void spyre_global_write(SpyreState *s, hwaddr addr, uint32_t val)
         spyre_arm_injection(s, addr, val, false);
         break;
     case SPYRE_REG_DBG_INV_STALL:
-        if (val && val != SPYRE_INJECT_ARM) {
-            spyre_guest_error(s, SPYRE_ERR_BAD_VALUE, addr,
-                              "malformed fault injection");
-            break;
+        if (spyre_inject_switch_ok(s, addr, val)) {
+            s->regs.dbg_inv_stall = val;
+            spyre_mmu_inv_update_locked(s);
         }
-        s->regs.dbg_inv_stall = val;
-        spyre_mmu_inv_update_locked(s);
+        break;
+    case SPYRE_REG_DBG_RESET_STALL:
+        if (spyre_inject_switch_ok(s, addr, val)) {
+            s->regs.dbg_reset_stall = val;
+        }
         break;
     default:
         spyre_write_refused(s, addr);
@@ -1022,6 +1045,7 @@ static void spyre_reset_hold(Object *obj, ResetType type)
 
     trace_spyre_reset("bus");
     qemu_mutex_lock(&s->lock);
+    s->reset_stalled = false;
     spyre_reset_locked(s);
     qemu_mutex_unlock(&s->lock);
     memory_region_set_alias_offset(&s->aperture, 0);

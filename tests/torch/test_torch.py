@@ -324,6 +324,23 @@ def streams():
 tap("streams: two streams ordered by an event; elapsed_time; synchronize", streams)
 
 
+def stream_pool():
+    """Streams come from a pool of 8 per priority: 1000 Stream() calls hold 8 card streams."""
+    made = [torch.spyre.Stream() for _ in range(1000)]
+    ids = {s.stream_id for s in made}
+    assert len(ids) == 8, f"{len(ids)} distinct streams"
+    high = {torch.spyre.Stream(priority=-1).stream_id for _ in range(100)}
+    assert len(high) == 8 and not high & ids, f"high priority: {sorted(high)}"
+    x = card(rand(64, 64))
+    with torch.spyre.stream(made[-1]):
+        y = x * 2
+    torch.spyre.synchronize()
+    close(y, x.cpu() * 2, torch.float32, "work on a pooled stream")
+
+
+tap("streams: Stream() hands out a pool of 8 per priority, round robin", stream_pool)
+
+
 def jobs_submitted():
     """SUBMIT calls of this process's card files (the driver's fdinfo)."""
     total = 0

@@ -34,14 +34,6 @@
 
 static double seconds = 2.0;
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void die(const char *what, int err)
 {
 	fprintf(stderr, "bench_null_job: %s: %s\n", what, strerror(err < 0 ? -err : err));

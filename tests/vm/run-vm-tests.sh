@@ -206,6 +206,9 @@ rmmod spyre && modprobe spyre job_timeout_ms=1000 || echo "Bail out! cannot relo
 "$T/test_reset"
 # rmmod refused in use, unbind under load, then rmmod and a fresh load.
 "$T/test_lifecycle"
+# Resets that stop the card: a function reset during a long LAUNCH, and a
+# reset that never finishes (the card wedged, then brought back).
+"$T/test_card_reset"
 # Last: a failed AER recovery leaves the card gone (then a rescan brings it back).
 "$T/test_gone"
 

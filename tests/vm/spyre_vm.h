@@ -18,11 +18,22 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "spyre_cmd.h"
 #include "spyre_regs.h"
 #include "uapi/drm/spyre_accel.h"
+
+/* CLOCK_MONOTONIC in seconds. */
+static inline double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
 
 /* ioctl returning -errno, retrying on EINTR/EAGAIN as libdrm does. */
 static inline int xioctl(int fd, unsigned long req, void *arg)
@@ -239,6 +250,87 @@ static inline long long device_used_steady(int fd)
 		same = used == last ? same + 1 : 0;
 	}
 	return used;
+}
+
+/* BO_WAIT on @handle for @seconds: its failed job's status (or SUCCESS), or -errno. */
+static inline int bo_wait_status(int fd, uint32_t handle, int seconds)
+{
+	struct drm_spyre_bo_wait w = { .handle = handle };
+	int ret;
+
+	w.timeout_ns = (uint64_t)((now_s() + seconds) * 1e9);
+	ret = xioctl(fd, DRM_IOCTL_SPYRE_BO_WAIT, &w);
+	return ret ? ret : (int)w.job_status;
+}
+
+/* A child's exit status, 128 + the signal that ended it, or -1. */
+static inline int child_status(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* The reset_count (sysfs) of the only card spyre drives, or -1. */
+static inline long card_reset_count(void)
+{
+	glob_t g;
+	long n = -1;
+	FILE *f;
+
+	if (glob("/sys/bus/pci/drivers/spyre/0000:*/spyre/reset_count", 0, NULL, &g) ||
+	    g.gl_pathc != 1) {
+		globfree(&g);
+		return -1;
+	}
+	f = fopen(g.gl_pathv[0], "r");
+	if (f && fscanf(f, "%ld", &n) != 1)
+		n = -1;
+	if (f)
+		fclose(f);
+	globfree(&g);
+	return n;
+}
+
+/*
+ * A bystander, for a child process: @jobs copies of 256 KiB on @queue of
+ * the card at @node, each waited for and checked, @pause_us apart.  0, or
+ * why it failed.
+ */
+static inline int copies_check(const char *node, uint32_t queue, int jobs, unsigned int pause_us)
+{
+	const uint32_t bytes = 256u << 10;
+	int fd = open(node, O_RDWR | O_CLOEXEC);
+	struct bo src, dst, cmd;
+
+	if (fd < 0 || bo_new(fd, bytes, 0, &src) || bo_new(fd, bytes, 0, &dst) ||
+	    bo_new(fd, 4096, 0, &cmd))
+		return 10;
+	for (int j = 0; j < jobs; j++) {
+		uint32_t bos[] = { src.handle, dst.handle, cmd.handle };
+		int st;
+
+		for (uint32_t i = 0; i < bytes / 4; i++)
+			((uint32_t *)src.map)[i] = i * 2654435761u ^ (queue << 28) ^ j;
+		memset(dst.map, 0, bytes);
+		cmd_put(cmd.map, 0, SPYRE_OP_DMA_COPY, src.va, dst.va, bytes);
+		if (submit(fd, queue, cmd.va, 1, bos, 3, 0))
+			return 11;
+		st = bo_wait_status(fd, dst.handle, 120);
+		if (st != DRM_SPYRE_JOB_STATUS_SUCCESS) {
+			printf("  # bystander queue %u job %d: status %d\n", queue, j, st);
+			return 12;
+		}
+		if (memcmp(src.map, dst.map, bytes)) {
+			printf("  # bystander queue %u job %d: wrong data\n", queue, j);
+			return 13;
+		}
+		usleep(pause_us);
+	}
+	close(fd);
+	return 0;
 }
 
 /* Linux's aer_inject interface (drivers/pci/pcie/aer_inject.c). */

@@ -33,14 +33,6 @@
 #define SMALL_COUNT	2000
 #define SMALL_BYTES	(64u << 10)
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static int open_card(void)
 {
 	return open("/dev/accel/accel0", O_RDWR | O_CLOEXEC);

@@ -28,14 +28,6 @@
 static char addr[32];
 static char node[64];
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* The PCI address of the card spyre drives, and its node. */
 static int find_card(void)
 {
@@ -63,16 +55,6 @@ static int submit_waiter(int fd, struct bo *word, struct bo *cmd)
 	return submit(fd, 0, cmd->va, 1, bos, 2, 0);
 }
 
-static int bo_wait_long(int fd, uint32_t handle)
-{
-	struct timespec ts;
-	struct drm_spyre_bo_wait w = { .handle = handle };
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	w.timeout_ns = (ts.tv_sec + 120) * 1000000000ull + ts.tv_nsec;
-	return xioctl(fd, DRM_IOCTL_SPYRE_BO_WAIT, &w);
-}
-
 struct waiter {
 	int fd;
 	uint32_t handle;
@@ -84,7 +66,7 @@ static void *wait_thread(void *arg)
 {
 	struct waiter *w = arg;
 
-	w->ret = bo_wait_long(w->fd, w->handle);
+	w->ret = bo_wait_status(w->fd, w->handle, 120);
 	w->woke = now_s();
 	return NULL;
 }
@@ -99,7 +81,7 @@ static int waiting_process(int ready)
 		return 40;
 	if (write(ready, "r", 1) != 1)
 		return 41;
-	ret = bo_wait_long(fd, cmd.handle);
+	ret = bo_wait_status(fd, cmd.handle, 120);
 	return ret == -ENODEV ? 0 : 42;
 }
 
@@ -157,7 +139,7 @@ TEST(failed_aer_recovery_leaves_the_card_gone)
 	EXPECT_EQ(xioctl(fd, DRM_IOCTL_SPYRE_QUERY, &q), -ENODEV);
 	EXPECT_EQ(bo_new(fd, 4096, 0, &other), -ENODEV);
 	EXPECT_TRUE(access(node, F_OK) && errno == ENOENT);
-	EXPECT_EQ(bo_wait_long(fd, other.handle), -ENODEV);
+	EXPECT_EQ(bo_wait_status(fd, other.handle, 120), -ENODEV);
 
 	/* The unbind is clean (the log check after the suite reads it), with the file open. */
 	EXPECT_EQ(sysfs_write("/sys/bus/pci/drivers/spyre/unbind", addr), 0);

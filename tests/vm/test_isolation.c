@@ -31,54 +31,7 @@
 #include "uapi/drm/spyre_accel.h"
 
 #define CARD		"/dev/accel/accel0"
-#define COPY_BYTES	(256u << 10)
 #define PARAM_DIR	"/sys/module/spyre/parameters/"
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static uint64_t deadline_ns(int seconds)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (ts.tv_sec + seconds) * 1000000000ull + ts.tv_nsec;
-}
-
-/* BO_WAIT on @handle: the status of its failed job (or SUCCESS), or -errno. */
-static int bo_wait(int fd, uint32_t handle, int seconds)
-{
-	struct drm_spyre_bo_wait w = { .handle = handle, .timeout_ns = deadline_ns(seconds) };
-	int ret = xioctl(fd, DRM_IOCTL_SPYRE_BO_WAIT, &w);
-
-	return ret ? ret : (int)w.job_status;
-}
-
-/* The card's reset_count (sysfs), or -1. */
-static long reset_count(void)
-{
-	glob_t g;
-	long n = -1;
-	FILE *f;
-
-	if (glob("/sys/bus/pci/drivers/spyre/0000:*/spyre/reset_count", 0, NULL, &g) ||
-	    g.gl_pathc != 1) {
-		globfree(&g);
-		return -1;
-	}
-	f = fopen(g.gl_pathv[0], "r");
-	if (f && fscanf(f, "%ld", &n) != 1)
-		n = -1;
-	if (f)
-		fclose(f);
-	globfree(&g);
-	return n;
-}
 
 /* A module parameter's value as text (static buffer), NULL on error. */
 static const char *param_get(const char *name)
@@ -192,39 +145,6 @@ TEST(bo_create_races_gem_close_on_one_fd)
 
 /* ---------------------------------------------------------------- 2 */
 
-/* A bystander process: @jobs copies on @queue, each checked; exit status 0. */
-static int copier(uint32_t queue, int jobs)
-{
-	int fd = open(CARD, O_RDWR | O_CLOEXEC);
-	struct bo src, dst, cmd;
-
-	if (fd < 0 || bo_new(fd, COPY_BYTES, 0, &src) || bo_new(fd, COPY_BYTES, 0, &dst) ||
-	    bo_new(fd, 4096, 0, &cmd))
-		return 10;
-	for (int j = 0; j < jobs; j++) {
-		uint32_t bos[] = { src.handle, dst.handle, cmd.handle };
-		int st;
-
-		for (uint32_t i = 0; i < COPY_BYTES / 4; i++)
-			((uint32_t *)src.map)[i] = i * 2654435761u ^ (queue << 28) ^ j;
-		memset(dst.map, 0, COPY_BYTES);
-		cmd_put(cmd.map, 0, SPYRE_OP_DMA_COPY, src.va, dst.va, COPY_BYTES);
-		if (submit(fd, queue, cmd.va, 1, bos, 3, 0))
-			return 11;
-		st = bo_wait(fd, dst.handle, 60);
-		if (st != DRM_SPYRE_JOB_STATUS_SUCCESS) {
-			printf("  # bystander queue %u job %d: status %d\n", queue, j, st);
-			return 12;
-		}
-		if (memcmp(src.map, dst.map, COPY_BYTES)) {
-			printf("  # bystander queue %u job %d: wrong data\n", queue, j);
-			return 13;
-		}
-	}
-	close(fd);
-	return 0;
-}
-
 static pid_t start_copier(uint32_t queue, int jobs)
 {
 	pid_t pid;
@@ -232,17 +152,8 @@ static pid_t start_copier(uint32_t queue, int jobs)
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0)
-		_exit(copier(queue, jobs));
+		_exit(copies_check(CARD, queue, jobs, 0));
 	return pid;
-}
-
-static int exit_status(pid_t pid)
-{
-	int status;
-
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 #define HANGING_JOBS	5
@@ -270,7 +181,7 @@ TEST(hung_jobs_of_one_file_cost_one_reset)
 {
 	int fd = open(CARD, O_RDWR | O_CLOEXEC);
 	struct bo word, cmds[HANGING_JOBS], after;
-	long before = reset_count();
+	long before = card_reset_count();
 	pid_t bystander;
 
 	ASSERT_TRUE(fd >= 0);
@@ -279,11 +190,11 @@ TEST(hung_jobs_of_one_file_cost_one_reset)
 	bystander = start_copier(1, 20);
 	ASSERT_TRUE(bystander > 0);
 	submit_hanging_jobs(fd, 0, &word, cmds);
-	EXPECT_EQ(bo_wait(fd, cmds[0].handle, 60), DRM_SPYRE_JOB_STATUS_TIMEOUT);
+	EXPECT_EQ(bo_wait_status(fd, cmds[0].handle, 60), DRM_SPYRE_JOB_STATUS_TIMEOUT);
 	for (int i = 1; i < HANGING_JOBS; i++)
-		EXPECT_EQ(bo_wait(fd, cmds[i].handle, 60), DRM_SPYRE_JOB_STATUS_ABORTED);
-	EXPECT_EQ(exit_status(bystander), 0);
-	EXPECT_EQ(reset_count(), before + 1);
+		EXPECT_EQ(bo_wait_status(fd, cmds[i].handle, 60), DRM_SPYRE_JOB_STATUS_ABORTED);
+	EXPECT_EQ(child_status(bystander), 0);
+	EXPECT_EQ(card_reset_count(), before + 1);
 	/* Banned: no more submits. */
 	ASSERT_EQ(bo_new(fd, 4096, 0, &after), 0);
 	cmd_put(after.map, 0, SPYRE_OP_NOP, 0, 0, 0);
@@ -336,7 +247,7 @@ TEST(killed_submitter_is_reaped_within_a_second)
 
 	ASSERT_TRUE(fd >= 0);
 	base = device_used_steady(fd);
-	before = reset_count();
+	before = card_reset_count();
 	ASSERT_TRUE(base >= 0 && before >= 0);
 	ASSERT_EQ(pipe(pipefd), 0);
 	fflush(stdout);
@@ -366,7 +277,7 @@ TEST(killed_submitter_is_reaped_within_a_second)
 		used = device_used(fd);
 	}
 	EXPECT_EQ(used, base);
-	EXPECT_EQ(reset_count(), before + 1);
+	EXPECT_EQ(card_reset_count(), before + 1);
 	close(fd);
 }
 
@@ -506,9 +417,9 @@ TEST(queued_jobs_per_user)
 	EXPECT_EQ(submit_one(fd2, 1, &nop2, NULL), -EBUSY);
 	/* Let them run: room again. */
 	((volatile uint64_t *)word.map)[0] = 1;
-	EXPECT_EQ(bo_wait(fd, word.handle, 30), DRM_SPYRE_JOB_STATUS_SUCCESS);
+	EXPECT_EQ(bo_wait_status(fd, word.handle, 30), DRM_SPYRE_JOB_STATUS_SUCCESS);
 	EXPECT_EQ(submit_one(fd2, 1, &nop2, NULL), 0);
-	EXPECT_EQ(bo_wait(fd2, nop2.handle, 30), DRM_SPYRE_JOB_STATUS_SUCCESS);
+	EXPECT_EQ(bo_wait_status(fd2, nop2.handle, 30), DRM_SPYRE_JOB_STATUS_SUCCESS);
 	EXPECT_EQ(param_set("max_queued_jobs_per_user", saved), 0);
 	close(fd);
 	close(fd2);
@@ -612,7 +523,7 @@ TEST(kernel_memory_is_charged_to_the_memory_cgroup)
 	ASSERT_TRUE(pid >= 0);
 	if (pid == 0)
 		_exit(memcg_child());
-	st = exit_status(pid);
+	st = child_status(pid);
 	EXPECT_EQ(st, 0);
 	EXPECT_EQ(param_set("max_files_per_user", saved), 0);
 	for (int i = 0; i < 100 && rmdir(CG_DIR); i++)

@@ -52,14 +52,6 @@ static char pci_dir[128];
 /* The card's node: after test_recovery's rebind it may not be accel0. */
 static char card_path[64] = "/dev/accel/accel0";
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* /sys/bus/pci/devices/<address> of the card spyre drives; its node in card_path. */
 static const char *card_dir(void)
 {

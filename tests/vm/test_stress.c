@@ -71,14 +71,6 @@ static int count_cards(void)
 	return n;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* One job's buffers: a device buffer, the host copies and its commands. */
 struct slot {
 	struct bo dev, fill_out, src, copy_out, cmd;

@@ -12,11 +12,23 @@ namespace torch_spyre {
 
 namespace {
 
+/*
+ * PyTorch never says a stream is done with (c10::Stream has no destroy),
+ * so new streams come from a fixed pool per priority, handed out round
+ * robin, as CUDA's getStreamFromPool does: any number of
+ * torch.spyre.Stream() calls hold at most kStreamPoolSize card streams of
+ * each priority.
+ */
+constexpr size_t kStreamPoolSize = 8;
+
 struct card {
 	std::once_flag opened;
 	spyre_device *dev = nullptr;
-	std::mutex lock;			/* streams */
+	std::mutex lock;			/* streams, pool, pool_next */
 	std::vector<spyre_stream *> streams;	/* by stream id; [0] the default */
+	/* Stream ids of the pool, [0] normal priority, [1] high. */
+	std::array<std::vector<c10::StreamId>, 2> pool;
+	std::array<size_t, 2> pool_next{};
 };
 
 constexpr int kMaxCards = 64;
@@ -137,13 +149,33 @@ c10::Stream new_stream(c10::DeviceIndex index, int priority)
 	spyre_stream *s = nullptr;
 
 	/* PyTorch's priorities: lower is higher; 0 the default. */
-	int p = priority < 0 ? SPYRE_STREAM_PRIORITY_HIGH : SPYRE_STREAM_PRIORITY_NORMAL;
+	bool high = priority < 0;
+	std::vector<c10::StreamId> &pool = c.pool[high];
+	c10::StreamId id;
 
-	check(spyre_stream_create(dev, p, &s), "creating a spyre stream");
+	{
+		std::lock_guard<std::mutex> g(c.lock);
+
+		if (pool.size() == kStreamPoolSize) {
+			id = pool[c.pool_next[high]++ % kStreamPoolSize];
+			return c10::Stream(c10::Stream::UNSAFE, c10::Device(kSpyre, index), id);
+		}
+	}
+	check(spyre_stream_create(dev, high ? SPYRE_STREAM_PRIORITY_HIGH :
+					      SPYRE_STREAM_PRIORITY_NORMAL, &s),
+	      "creating a spyre stream");
 	std::lock_guard<std::mutex> g(c.lock);
-	c.streams.push_back(s);
-	return c10::Stream(c10::Stream::UNSAFE, c10::Device(kSpyre, index),
-			   static_cast<c10::StreamId>(c.streams.size() - 1));
+	if (pool.size() == kStreamPoolSize) {
+		/* Another thread filled the pool meanwhile: use its stream. */
+		spyre_stream_destroy(s);
+		id = pool[c.pool_next[high]++ % kStreamPoolSize];
+	} else {
+		c.streams.push_back(s);
+		id = static_cast<c10::StreamId>(c.streams.size() - 1);
+		pool.push_back(id);
+		c.pool_next[high]++;
+	}
+	return c10::Stream(c10::Stream::UNSAFE, c10::Device(kSpyre, index), id);
 }
 
 c10::Stream current_stream(c10::DeviceIndex index)
