@@ -162,6 +162,24 @@ static inline int card_node(const char *addr, char *path, size_t len)
 	return -1;
 }
 
+/*
+ * The PCI address (@addr) and accel node (@node) of the card spyre drives,
+ * when it drives one: a rebind or reload may have given it a new minor.
+ * 0, or -1.
+ */
+static inline int card_find(char *addr, size_t alen, char *node, size_t nlen)
+{
+	glob_t g;
+	int ret = -1;
+
+	if (!glob("/sys/bus/pci/drivers/spyre/0000:*", 0, NULL, &g) && g.gl_pathc == 1) {
+		snprintf(addr, alen, "%s", strrchr(g.gl_pathv[0], '/') + 1);
+		ret = card_node(addr, node, nlen);
+	}
+	globfree(&g);
+	return ret;
+}
+
 /* A debugfs file of the card behind @fd, whole, NUL-terminated (free it). */
 static inline char *debugfs_read(int fd, const char *name)
 {

@@ -37,17 +37,12 @@ static char node[64] = "/dev/accel/accel0";
 
 static int find_card(void)
 {
-	glob_t g;
-	const char *addr;
+	char addr[32];
 
-	if (glob("/sys/bus/pci/drivers/spyre/0000:*", 0, NULL, &g) || g.gl_pathc < 1) {
-		globfree(&g);
+	if (card_find(addr, sizeof(addr), node, sizeof(node)))
 		return -1;
-	}
-	addr = strrchr(g.gl_pathv[0], '/') + 1;
 	snprintf(pci_dir, sizeof(pci_dir), "/sys/bus/pci/devices/%s", addr);
-	globfree(&g);
-	return card_node(strrchr(pci_dir, '/') + 1, node, sizeof(node));
+	return 0;
 }
 
 /* A function reset through sysfs; how long the write took, or -1. */

@@ -28,20 +28,6 @@
 static char addr[32];
 static char node[64];
 
-/* The PCI address of the card spyre drives, and its node. */
-static int find_card(void)
-{
-	glob_t g;
-
-	if (glob("/sys/bus/pci/drivers/spyre/0000:*", 0, NULL, &g) || g.gl_pathc < 1) {
-		globfree(&g);
-		return -1;
-	}
-	snprintf(addr, sizeof(addr), "%s", strrchr(g.gl_pathv[0], '/') + 1);
-	globfree(&g);
-	return card_node(addr, node, sizeof(node));
-}
-
 /* A job that WAITs for a word nobody writes; its command buffer in @cmd. */
 static int submit_waiter(int fd, struct bo *word, struct bo *cmd)
 {
@@ -102,7 +88,7 @@ TEST(failed_aer_recovery_leaves_the_card_gone)
 
 	if (access("/dev/aer_inject", W_OK) && system("modprobe aer_inject 2>/dev/null"))
 		SKIP("no aer_inject: this kernel has no AER (CONFIG_PCIEAER_INJECT)");
-	ASSERT_EQ(find_card(), 0);
+	ASSERT_EQ(card_find(addr, sizeof(addr), node, sizeof(node)), 0);
 	fd = open(node, O_RDWR | O_CLOEXEC);
 	ASSERT_TRUE(fd >= 0);
 	ASSERT_EQ(submit_waiter(fd, &word, &cmd), 0);

@@ -30,7 +30,17 @@
 #include "tap.h"
 #include "uapi/drm/spyre_accel.h"
 
-#define CARD		"/dev/accel/accel0"
+/* The card's node: earlier suites may have rebound it to a new minor. */
+static const char *card(void)
+{
+	static char node[64], addr[32];
+
+	if (!node[0] && card_find(addr, sizeof(addr), node, sizeof(node)))
+		snprintf(node, sizeof(node), "/dev/accel/accel0");
+	return node;
+}
+
+#define CARD		card()
 #define PARAM_DIR	"/sys/module/spyre/parameters/"
 
 /* A module parameter's value as text (static buffer), NULL on error. */

@@ -2,8 +2,9 @@
 /*
  * PRIME between two cards (boot with scripts/vm-run.sh --cards 2): a host
  * buffer exported by one card is imported by the other, both cards DMA
- * through it, and each side sees the other's data.  Device-memory buffers
- * are not exportable: -EOPNOTSUPP (docs/uapi.md).
+ * through it, and each side sees the other's data; a READ_ONLY buffer
+ * stays read-only on the other card.  Device-memory buffers are not
+ * exportable: -EOPNOTSUPP (docs/uapi.md).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -167,6 +168,47 @@ TEST(host_buffer_shared_between_two_cards)
 	EXPECT_EQ(*(uint64_t *)c1.own.map, 0xc0ffee00d00dfeedull);
 	close(c0.fd);
 	close(c1.fd);
+}
+
+/*
+ * A READ_ONLY buffer of card 0 stays read-only on card 1: card 1's write
+ * into it faults (and bans that file), its read works; the bytes are
+ * untouched.  The importer once got it writable.
+ */
+TEST(read_only_stays_read_only_on_the_other_card)
+{
+	struct card c0, c1, reader;
+	struct bo ro;
+	uint32_t h1, hr;
+
+	if (access("/dev/accel/accel1", F_OK))
+		SKIP("one card: boot with --cards 2");
+	ASSERT_EQ(card_open("/dev/accel/accel0", &c0), 0);
+	ASSERT_EQ(card_open("/dev/accel/accel1", &c1), 0);
+	ASSERT_EQ(card_open("/dev/accel/accel1", &reader), 0);
+	ASSERT_EQ(bo_new(c0.fd, SIZE, DRM_SPYRE_BO_READ_ONLY, &ro), 0);
+	memset(ro.map, 0x5c, SIZE);
+
+	ASSERT_EQ(share(c0.fd, ro.handle, reader.fd, &hr), 0);
+	memset(reader.own.map, 0, SIZE);
+	cmd_put(reader.cmd.map, 0, SPYRE_OP_DMA_COPY, device_addr(reader.fd, hr), reader.own.va,
+		SIZE);
+	uint32_t rbos[] = { hr, reader.own.handle, reader.cmd.handle };
+	EXPECT_EQ(card_run(&reader, 1, rbos, 3), DRM_SPYRE_JOB_STATUS_SUCCESS);
+	EXPECT_EQ(memcmp(reader.own.map, ro.map, SIZE), 0);
+
+	ASSERT_EQ(share(c0.fd, ro.handle, c1.fd, &h1), 0);
+	cmd_put(c1.cmd.map, 0, SPYRE_OP_DMA_FILL, device_addr(c1.fd, h1), SIZE, 0);
+	uint32_t wbos[] = { h1, c1.cmd.handle };
+	EXPECT_EQ(card_run(&c1, 1, wbos, 2), DRM_SPYRE_JOB_STATUS_MMU_FAULT);
+	for (uint32_t i = 0; i < SIZE; i++)
+		if (((uint8_t *)ro.map)[i] != 0x5c) {
+			EXPECT_EQ(((uint8_t *)ro.map)[i], 0x5c);
+			break;
+		}
+	close(reader.fd);
+	close(c1.fd);
+	close(c0.fd);
 }
 
 /* Device memory has no pages another device could reach: not exportable. */
