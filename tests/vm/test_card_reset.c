@@ -6,6 +6,8 @@
  *   seconds and another process copies: the card is READY again within
  *   the documented bound (docs/hardware.md "Reset"), nothing fails, no
  *   file is banned, the LAUNCH runs again and every copy is right;
+ * - a reset while the LAUNCH of a process that exited runs: it is replayed
+ *   and the released file's address space outlives it;
  * - a reset that never finishes (DBG_RESET_STALL through debugfs
  *   inject_reset_stall): the card is wedged, not "reset": jobs fail with
  *   status FAILED, SUBMIT fails with EIO, nobody is banned and the log
@@ -193,6 +195,68 @@ TEST(function_reset_during_a_long_launch_loses_nothing)
 	EXPECT_EQ(launch_submit(fd, &l), 0);
 	EXPECT_EQ(bo_wait_status(fd, l.cmd.handle, 120), DRM_SPYRE_JOB_STATUS_SUCCESS);
 	EXPECT_TRUE(!log_has("wedged"));
+	close(fd);
+}
+
+/*
+ * A process exits with a long LAUNCH on the card (its release goes on off
+ * the exiting task), and the card is reset while it runs: the reset
+ * replays the LAUNCH, which keeps its hardware context through the reset,
+ * so the released file's address space outlives it (a reset's cancel
+ * gave the context back, and a released file waiting for its address
+ * space to be idle could free it under the replay).  The process is gone
+ * at once; its memory comes back once the replayed LAUNCH is done.
+ */
+TEST(a_reset_replays_the_job_of_a_process_that_exited)
+{
+	int pipefd[2], fd;
+	long long base, used;
+	long before;
+	double t0;
+	pid_t pid;
+	char c;
+
+	ASSERT_EQ(find_card(), 0);
+	fd = open(node, O_RDWR | O_CLOEXEC);
+	ASSERT_TRUE(fd >= 0);
+	base = device_used_steady(fd);
+	before = card_reset_count();
+	ASSERT_EQ(pipe(pipefd), 0);
+	fflush(stdout);
+	pid = fork();
+	ASSERT_TRUE(pid >= 0);
+	if (pid == 0) {
+		struct launch l;
+		struct bo dev;
+		int cfd = open(node, O_RDWR | O_CLOEXEC);
+
+		close(pipefd[0]);
+		if (cfd < 0 || bo_new(cfd, 32u << 20, DRM_SPYRE_BO_DEVICE, &dev) ||
+		    launch_submit(cfd, &l))
+			_exit(1);
+		/* On the card, not queued (queued jobs of an exiting process are failed). */
+		usleep(200000);
+		if (bo_wait_status(cfd, l.cmd.handle, 0) != -ETIMEDOUT || write(pipefd[1], "r", 1) != 1)
+			_exit(2);
+		_exit(0);	/* with the LAUNCH on the card */
+	}
+	close(pipefd[1]);
+	ASSERT_EQ(read(pipefd[0], &c, 1), 1);
+	close(pipefd[0]);
+	t0 = now_s();
+	EXPECT_EQ(child_status(pid), 0);
+	printf("  # exited %.3f s after its LAUNCH started\n", now_s() - t0);
+	EXPECT_TRUE(now_s() - t0 < 1.0);
+	usleep(100000);
+	ASSERT_EQ(debugfs_write("reset", "1"), 0);
+	EXPECT_EQ(card_reset_count(), before + 1);
+	/* Back once the replayed LAUNCH ends (seconds). */
+	used = base + 1;
+	for (int i = 0; i < 300 && used != base; i++) {
+		usleep(100000);
+		used = device_used(fd);
+	}
+	EXPECT_EQ(used, base);
 	close(fd);
 }
 
