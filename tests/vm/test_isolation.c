@@ -466,7 +466,7 @@ static long long cg_current(void)
  * In its own memory cgroup: 10 000 opens, then a 64 MiB host buffer.  What
  * each open pins (its file, address space and root page table) and the
  * buffer's pages are charged to the cgroup: memory.current grows by at
- * least 6 KiB an open (8 KiB measured) (before, DRM and the driver charged it about 1 KiB)
+ * least 6 KiB an open (8.4 KiB measured; c649c6c charged 198 bytes)
  * and by the buffer's size, and falls back once they are closed.  (A limit
  * that makes them fail is not used: the memory cgroup's OOM report would
  * fail the kernel-log check.)
@@ -510,13 +510,14 @@ static int memcg_child(void)
 
 TEST(kernel_memory_is_charged_to_the_memory_cgroup)
 {
-	char saved[64];
+	char saved[64] = "";
 	const char *v = param_get("max_files_per_user");
 	int st;
 	pid_t pid;
 
-	ASSERT_TRUE(v);
-	snprintf(saved, sizeof(saved), "%s", v);
+	/* A driver without the limit (before issue 37) has nothing to lift. */
+	if (v)
+		snprintf(saved, sizeof(saved), "%s", v);
 	if (access(CG_ROOT "/cgroup.controllers", F_OK)) {
 		mkdir(CG_ROOT, 0755);
 		if (system("mount -t cgroup2 none " CG_ROOT) != 0)
@@ -527,7 +528,8 @@ TEST(kernel_memory_is_charged_to_the_memory_cgroup)
 	rmdir(CG_DIR);
 	ASSERT_EQ(mkdir(CG_DIR, 0755), 0);
 	/* The per-user file limit would stop it first: lift it for this test. */
-	ASSERT_EQ(param_set("max_files_per_user", "0"), 0);
+	if (saved[0])
+		ASSERT_EQ(param_set("max_files_per_user", "0"), 0);
 	fflush(stdout);
 	pid = fork();
 	ASSERT_TRUE(pid >= 0);
@@ -535,7 +537,8 @@ TEST(kernel_memory_is_charged_to_the_memory_cgroup)
 		_exit(memcg_child());
 	st = child_status(pid);
 	EXPECT_EQ(st, 0);
-	EXPECT_EQ(param_set("max_files_per_user", saved), 0);
+	if (saved[0])
+		EXPECT_EQ(param_set("max_files_per_user", saved), 0);
 	for (int i = 0; i < 100 && rmdir(CG_DIR); i++)
 		usleep(100000);
 	EXPECT_EQ(access(CG_DIR, F_OK), -1);
