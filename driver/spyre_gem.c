@@ -288,7 +288,7 @@ static int spyre_bo_device_mmap(struct drm_gem_object *obj, struct vm_area_struc
 	if (!(bo->flags & DRM_SPYRE_BO_MAPPABLE))
 		return -EINVAL;
 	/* The card's memory has no pages to copy on write: shared mappings only. */
-	if (!(vma->vm_flags & VM_SHARED))
+	if (is_cow_mapping(vma->vm_flags))
 		return -EINVAL;
 	/* Not while the card goes: drm_dev_unplug() zaps the mappings made before. */
 	if (!drm_dev_enter(obj->dev, &idx))
