@@ -66,7 +66,7 @@ ENGINE_SAN_OBJS := $(ENGINE_SRCS:%.c=$(B)/obj-san/%.o)
 ENGINE_TEST_NAMES := test_engine_ops test_engine_loader test_engine_run test_engine_corpus \
 	test_engine_broken
 ENGINE_TEST_HDRS := tests/lib/tap.h include/spyre_program_builder.h tests/host/engine_testlib.h \
-	tests/lib/broken_kernels.h
+	tests/lib/broken_kernels.h tests/lib/compute_kernel.h
 ENGINE_TESTS := $(ENGINE_TEST_NAMES:%=$(B)/tests/host/%) $(ENGINE_TEST_NAMES:%=$(B)/tests/host/%_san)
 HOST_TESTS += $(ENGINE_TESTS)
 # The op library's program generators (not its launch wrappers) run on the
@@ -406,7 +406,7 @@ $(B)/tests/vm/test_trace: tests/vm/test_trace.c $(TEST_HDRS) libspyre/include/sp
 	$(CC) $(CFLAGS_COMMON) -Itests/lib $< -o $@ $(LINK_LIB)
 
 $(B)/tests/vm/test_%: tests/vm/test_%.c $(TEST_HDRS) tests/vm/spyre_vm.h include/uapi/drm/spyre_accel.h \
-	include/spyre_cmd.h
+	include/spyre_cmd.h tests/lib/compute_kernel.h include/spyre_program_builder.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) -Itests/lib $< -o $@
 

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "arena.h"
+#include "compute_kernel.h"
 #include "engine_testlib.h"
 #include "gemm.h"
 #include "tap.h"
@@ -1146,30 +1147,10 @@ TEST(lazy_deferred_matmul_finishes_before_overwrite)
 	test_mem_fini(&mem);
 }
 
-/*
- * Aborting a run.  A compute-bound kernel: F matmul firings of 64x512 by
- * 512x256 accumulating into one tile, A and B read again each firing, C
- * written once at the end.  25000 firings (seconds of host time) are 88%
- * of the loader's work bound (38401 units a firing, mostly MACs / 4096).
- */
+/* Aborting a run, of the compute-bound kernel of tests/lib/compute_kernel.h. */
 static void compute_kernel(unsigned firings)
 {
-	struct pb_endpoint a = pb_linear(SPK_EP_DRAM, 0, 0, 512);
-	struct pb_endpoint b = pb_linear(SPK_EP_DRAM, 1, 0, 2048);
-	struct pb_core *c;
-	struct pb_op *op;
-
-	memset(&prog, 0, sizeof(prog));
-	a.count[1] = b.count[1] = firings;
-	prog.num_args = 3;
-	c = pb_core(&prog, 0);
-	op = pb_op(c, SPK_OPC_MATMUL, SPK_DT_FP16, SPK_DT_FP32, firings, 64, 256);
-	op->k = 512;
-	op->k_steps = firings;
-	op->in[0] = pb_stream(c, a, pb_op_end(), 512 * firings, 512);
-	op->in[1] = pb_stream(c, b, pb_op_end(), 2048 * firings, 2048);
-	op->out = pb_stream(c, pb_op_end(), pb_linear(SPK_EP_DRAM, 2, 0, 512), 512, 512);
-	op->acc_buffer = pb_buffer(c, 512 * 128);
+	compute_kernel_build(&prog, firings);
 }
 
 static double mono_s(void)

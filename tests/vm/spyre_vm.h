@@ -237,19 +237,25 @@ static inline long long device_used(int fd)
 }
 
 /*
- * Device memory in use once it settles at @want (5 s at most): a closed
- * buffer is freed when the last job that listed it is retired, shortly
- * after the job ends.
+ * Device memory in use once it settles at @want (@seconds at most): a
+ * closed buffer is freed when the last job that listed it is retired,
+ * shortly after the job ends (used_settles: 5 s), or after the reset a
+ * hung job costs.
  */
-static inline long long used_settles(int fd, long long want)
+static inline long long used_settles_within(int fd, long long want, int seconds)
 {
 	long long used = device_used(fd);
 
-	for (int i = 0; i < 100 && used != want; i++) {
+	for (int i = 0; i < seconds * 20 && used != want; i++) {
 		usleep(50000);
 		used = device_used(fd);
 	}
 	return used;
+}
+
+static inline long long used_settles(int fd, long long want)
+{
+	return used_settles_within(fd, want, 5);
 }
 
 /*
@@ -349,6 +355,34 @@ static inline int copies_check(const char *node, uint32_t queue, int jobs, unsig
 	}
 	close(fd);
 	return 0;
+}
+
+/*
+ * Fork a child that runs @child(ready) and exits with what it returns;
+ * @child writes a byte to the fd @ready once it is set up.  The child's pid
+ * once it has, or -1 (the child failed first and was reaped).
+ */
+static inline pid_t fork_when_ready(int (*child)(int ready))
+{
+	int fds[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(fds))
+		return -1;
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		_exit(child(fds[1]));
+	}
+	close(fds[1]);
+	if (pid > 0 && read(fds[0], &c, 1) != 1) {
+		waitpid(pid, NULL, 0);
+		pid = -1;
+	}
+	close(fds[0]);
+	return pid;
 }
 
 /* Linux's aer_inject interface (drivers/pci/pcie/aer_inject.c). */

@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "spyre_program_builder.h"
+#include "compute_kernel.h"
 #include "spyre_regs.h"
 #include "spyre_vm.h"
 #include "tap.h"
@@ -67,39 +67,17 @@ static int log_has(const char *text)
 }
 
 /*
- * A compute-bound kernel (as qtest reset/launch): RC_FIRINGS matmul
- * firings on core 0 (half of qtest's), 64x512 by 512x256 fp16 into one
- * fp32 tile, A and B read again each firing; a few seconds of host time
- * with one engine thread.  Arguments A, B, C.
+ * The compute-bound kernel of tests/lib/compute_kernel.h, with half of
+ * qtest reset/launch's firings: a few seconds of host time with one engine
+ * thread.  Arguments A, B, C.
  */
-#define RC_M		64
-#define RC_K		512
-#define RC_N		256
 #define RC_FIRINGS	12288
-#define RC_A_STICKS	(RC_M * RC_K / 64)
-#define RC_B_STICKS	(RC_K * RC_N / 64)
-#define RC_C_STICKS	(RC_M * RC_N / 32)
 
 static uint8_t *compute_kernel(size_t *len)
 {
 	static struct pb_program prog;
-	struct pb_endpoint a = pb_linear(SPK_EP_DRAM, 0, 0, RC_A_STICKS);
-	struct pb_endpoint b = pb_linear(SPK_EP_DRAM, 1, 0, RC_B_STICKS);
-	struct pb_core *core;
-	struct pb_op *op;
 
-	memset(&prog, 0, sizeof(prog));
-	a.count[1] = b.count[1] = RC_FIRINGS;
-	prog.num_args = 3;
-	core = pb_core(&prog, 0);
-	op = pb_op(core, SPK_OPC_MATMUL, SPK_DT_FP16, SPK_DT_FP32, RC_FIRINGS, RC_M, RC_N);
-	op->k = RC_K;
-	op->k_steps = RC_FIRINGS;
-	op->in[0] = pb_stream(core, a, pb_op_end(), RC_A_STICKS * RC_FIRINGS, RC_A_STICKS);
-	op->in[1] = pb_stream(core, b, pb_op_end(), RC_B_STICKS * RC_FIRINGS, RC_B_STICKS);
-	op->out = pb_stream(core, pb_op_end(), pb_linear(SPK_EP_DRAM, 2, 0, RC_C_STICKS),
-			    RC_C_STICKS, RC_C_STICKS);
-	op->acc_buffer = pb_buffer(core, RC_C_STICKS * 128);
+	compute_kernel_build(&prog, RC_FIRINGS);
 	return pb_serialize(&prog, len);
 }
 
@@ -119,9 +97,10 @@ static int launch_submit(int fd, struct launch *l)
 	if (!image)
 		return -EINVAL;
 	ret = bo_new(fd, (len + 4095) & ~4095ul, 0, &l->img) ||
-	      bo_new(fd, 4096, 0, &l->args) || bo_new(fd, RC_A_STICKS * 128, 0, &l->a) ||
-	      bo_new(fd, RC_B_STICKS * 128, 0, &l->b) || bo_new(fd, RC_C_STICKS * 128, 0, &l->c) ||
-	      bo_new(fd, 4096, 0, &l->cmd);
+	      bo_new(fd, 4096, 0, &l->args) ||
+	      bo_new(fd, COMPUTE_A_STICKS * 128, 0, &l->a) ||
+	      bo_new(fd, COMPUTE_B_STICKS * 128, 0, &l->b) ||
+	      bo_new(fd, COMPUTE_C_STICKS * 128, 0, &l->c) || bo_new(fd, 4096, 0, &l->cmd);
 	if (ret) {
 		free(image);
 		return -ENOMEM;
@@ -131,7 +110,7 @@ static int launch_submit(int fd, struct launch *l)
 	((uint64_t *)l->args.map)[0] = l->a.va;
 	((uint64_t *)l->args.map)[1] = l->b.va;
 	((uint64_t *)l->args.map)[2] = l->c.va;
-	memset(l->c.map, 0x5a, RC_C_STICKS * 128);
+	memset(l->c.map, 0x5a, COMPUTE_C_STICKS * 128);
 	cmd_put(l->cmd.map, 0, SPYRE_OP_LAUNCH, l->img.va, l->args.va, 24);
 	bos[0] = l->img.handle;
 	bos[1] = l->args.handle;
@@ -147,7 +126,7 @@ static int launch_result_ok(const struct launch *l)
 {
 	const uint8_t *c = l->c.map;
 
-	for (size_t i = 0; i < RC_C_STICKS * 128; i++)
+	for (size_t i = 0; i < COMPUTE_C_STICKS * 128; i++)
 		if (c[i])
 			return 0;
 	return 1;
@@ -207,56 +186,46 @@ TEST(function_reset_during_a_long_launch_loses_nothing)
  * space to be idle could free it under the replay).  The process is gone
  * at once; its memory comes back once the replayed LAUNCH is done.
  */
+/* A child that exits with its LAUNCH on the card, once it is running. */
+static int launch_and_exit(int ready)
+{
+	int fd = open(node, O_RDWR | O_CLOEXEC);
+	struct launch l;
+	struct bo dev;
+
+	if (fd < 0 || bo_new(fd, 32u << 20, DRM_SPYRE_BO_DEVICE, &dev) || launch_submit(fd, &l))
+		return 1;
+	/* On the card, not queued (queued jobs of an exiting process are failed). */
+	usleep(200000);
+	if (bo_wait_status(fd, l.cmd.handle, 0) != -ETIMEDOUT || write(ready, "r", 1) != 1)
+		return 2;
+	return 0;
+}
+
 TEST(a_reset_replays_the_job_of_a_process_that_exited)
 {
-	int pipefd[2], fd;
-	long long base, used;
+	long long base;
 	long before;
 	double t0;
 	pid_t pid;
-	char c;
+	int fd;
 
 	ASSERT_EQ(find_card(), 0);
 	fd = open(node, O_RDWR | O_CLOEXEC);
 	ASSERT_TRUE(fd >= 0);
 	base = device_used_steady(fd);
 	before = card_reset_count();
-	ASSERT_EQ(pipe(pipefd), 0);
-	fflush(stdout);
-	pid = fork();
-	ASSERT_TRUE(pid >= 0);
-	if (pid == 0) {
-		struct launch l;
-		struct bo dev;
-		int cfd = open(node, O_RDWR | O_CLOEXEC);
-
-		close(pipefd[0]);
-		if (cfd < 0 || bo_new(cfd, 32u << 20, DRM_SPYRE_BO_DEVICE, &dev) ||
-		    launch_submit(cfd, &l))
-			_exit(1);
-		/* On the card, not queued (queued jobs of an exiting process are failed). */
-		usleep(200000);
-		if (bo_wait_status(cfd, l.cmd.handle, 0) != -ETIMEDOUT || write(pipefd[1], "r", 1) != 1)
-			_exit(2);
-		_exit(0);	/* with the LAUNCH on the card */
-	}
-	close(pipefd[1]);
-	ASSERT_EQ(read(pipefd[0], &c, 1), 1);
-	close(pipefd[0]);
+	pid = fork_when_ready(launch_and_exit);
+	ASSERT_TRUE(pid > 0);
 	t0 = now_s();
 	EXPECT_EQ(child_status(pid), 0);
-	printf("  # exited %.3f s after its LAUNCH started\n", now_s() - t0);
+	printf("  # exited %.3f s after saying its LAUNCH was on the card\n", now_s() - t0);
 	EXPECT_TRUE(now_s() - t0 < 1.0);
 	usleep(100000);
 	ASSERT_EQ(debugfs_write("reset", "1"), 0);
 	EXPECT_EQ(card_reset_count(), before + 1);
 	/* Back once the replayed LAUNCH ends (seconds). */
-	used = base + 1;
-	for (int i = 0; i < 300 && used != base; i++) {
-		usleep(100000);
-		used = device_used(fd);
-	}
-	EXPECT_EQ(used, base);
+	EXPECT_EQ(used_settles_within(fd, base, 30), base);
 	close(fd);
 }
 

@@ -80,11 +80,10 @@ TEST(failed_aer_recovery_leaves_the_card_gone)
 	};
 	struct bo word, cmd, other;
 	struct waiter w = { 0 };
-	int pipefd[2], status, fd;
+	int status, fd;
 	pthread_t t;
 	double t0;
 	pid_t pid;
-	char c;
 
 	if (access("/dev/aer_inject", W_OK) && system("modprobe aer_inject 2>/dev/null"))
 		SKIP("no aer_inject: this kernel has no AER (CONFIG_PCIEAER_INJECT)");
@@ -96,17 +95,8 @@ TEST(failed_aer_recovery_leaves_the_card_gone)
 	w.fd = fd;
 	w.handle = cmd.handle;
 	ASSERT_EQ(pthread_create(&t, NULL, wait_thread, &w), 0);
-	ASSERT_EQ(pipe(pipefd), 0);
-	fflush(stdout);
-	pid = fork();
-	ASSERT_TRUE(pid >= 0);
-	if (pid == 0) {
-		close(pipefd[0]);
-		_exit(waiting_process(pipefd[1]));
-	}
-	close(pipefd[1]);
-	ASSERT_EQ(read(pipefd[0], &c, 1), 1);
-	close(pipefd[0]);
+	pid = fork_when_ready(waiting_process);
+	ASSERT_TRUE(pid > 0);
 
 	ASSERT_EQ(debugfs_write("inject_slot_reset_failure", "1"), 0);
 	t0 = now_s();
